@@ -1,0 +1,28 @@
+# Aspen: `make demo` runs the main job on the embedded default; `make test` runs the whole suite.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+export PYARROW_IGNORE_TIMEZONE := 1
+
+.PHONY: setup demo test test-fast lint bench clean
+
+setup:
+	@infra/install.sh
+
+demo: setup
+	$(VENV)/bin/aspen demo
+
+test: setup
+	$(PY) -m pytest -q tests
+
+test-fast: setup
+	$(PY) -m pytest -q tests -m "not spark and not airflow and not browser"
+
+lint: setup
+	$(VENV)/bin/ruff check libs jobs dags dashboards tests
+
+bench: setup
+	$(VENV)/bin/aspen bench
+
+clean:
+	rm -rf lakehouse .airflow results

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One-command, idempotent set-up: .venv from the committed lock, the package in editable mode,
+# and the Delta Lake jars from Maven Central. A second run takes seconds (stamp files).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+STAMPS=infra/.stamps
+JARS=infra/jars
+DELTA_VERSION=4.4.0
+SPARK_MINOR=4.1
+mkdir -p "$STAMPS" "$JARS"
+
+die() { echo "setup: $*" >&2; exit 1; }
+
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in python3.11 python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      PY=$cand; break
+    fi
+  done
+fi
+[ -n "$PY" ] || die "Python 3.11 is required (set PYTHON=/path/to/python3.11)."
+command -v java >/dev/null 2>&1 || die "Java (OpenJDK 17) is required for Spark: install openjdk-17-jdk-headless."
+command -v mvn >/dev/null 2>&1 || die "Maven is required to fetch the Delta Lake jars: install maven."
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $PY"
+  "$PY" -m venv .venv || die "could not create .venv (is python3.11-venv installed?)"
+fi
+
+lock_sum=$(sha256sum infra/requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+if [ ! -f "$STAMPS/pip-$lock_sum" ]; then
+  echo "setup: installing Python packages from infra/requirements.lock (first run takes a few minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip setuptools wheel \
+    || die "pip could not reach the package registry (PyPI)."
+  .venv/bin/python -m pip install -q -r infra/requirements.lock \
+    || die "installing infra/requirements.lock failed: is PyPI reachable? see the pip output above."
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e . \
+    || die "installing the aspen package (editable) failed."
+  rm -f "$STAMPS"/pip-*
+  touch "$STAMPS/pip-$lock_sum"
+fi
+
+for artifact in "io.delta:delta-spark_${SPARK_MINOR}_2.13:${DELTA_VERSION}" "io.delta:delta-storage:${DELTA_VERSION}"; do
+  name=$(echo "$artifact" | cut -d: -f2)
+  if [ ! -f "$JARS/$name-$DELTA_VERSION.jar" ]; then
+    echo "setup: fetching $artifact from Maven Central"
+    mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+      -Dartifact="$artifact" -DoutputDirectory="$ROOT/$JARS" >/tmp/aspen-mvn.log 2>&1 \
+      || { tail -20 /tmp/aspen-mvn.log >&2; die "Maven could not fetch $artifact (is Maven Central reachable?)."; }
+  fi
+done
+echo "setup: ready (.venv, $JARS)"

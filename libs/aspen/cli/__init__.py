@@ -1,0 +1,1 @@
+"""The ``aspen`` command line: one module per command, each with ``register(subparsers)``."""

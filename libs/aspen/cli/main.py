@@ -1,0 +1,87 @@
+"""Entry point of the ``aspen`` console script.
+
+Each command lives in its own module under :mod:`aspen.cli` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable
+``func(args, settings) -> int``. Errors a user can cause are :class:`~aspen.errors.AspenError`
+and are printed as one line; argument errors too.
+
+>>> build_parser().parse_args(["--lake", "/tmp/l", "show", "reachable"]).command
+'show'
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from aspen.errors import AspenError
+from aspen.settings import DEFAULT_LAKE, Settings
+
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+
+#: Command modules in the order ``aspen --help`` lists them (design.md "CLI").
+COMMAND_MODULES: tuple[str, ...] = (
+    "generate",
+    "ingest",
+    "maintain",
+    "expire",
+    "show",
+    "explain",
+    "what_if",
+    "verify",
+    "bench",
+    "demo",
+    "dashboard",
+)
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, never a usage dump or a traceback."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``aspen`` parser with every command registered."""
+    parser = OneLineArgumentParser(
+        prog="aspen",
+        description="Recursive views over network and sensor update streams, "
+        "kept current and explainable with absorption provenance.",
+    )
+    parser.add_argument(
+        "--lake",
+        default=None,
+        help=f"lake root: a path or URI (default: $ASPEN_LAKE or {DEFAULT_LAKE})",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"aspen.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        kwargs = {"lake": args.lake} if args.lake else {}
+        for key in ("partitions", "mode"):
+            if getattr(args, key, None) is not None:
+                kwargs[key] = getattr(args, key)
+        settings = Settings(**kwargs)
+        return int(args.func(args, settings) or 0)
+    except AspenError as err:
+        print(f"aspen {args.command}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"aspen {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

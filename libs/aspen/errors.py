@@ -1,0 +1,91 @@
+"""The one exception hierarchy of Aspen, rooted at :class:`AspenError`.
+
+Every error a user can cause (bad arguments, bad input files, an empty lake) is an
+``AspenError`` subclass with a message a person can act on; the CLI prints it as one line.
+
+>>> try:
+...     raise UnknownViewError("unknown view 'reach'; known views: reachable")
+... except AspenError as err:
+...     print(err)
+unknown view 'reach'; known views: reachable
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AspenError",
+    "ConfigError",
+    "SetupError",
+    "InvalidRecordError",
+    "LakeError",
+    "TableMissingError",
+    "UnknownViewError",
+    "UnknownKeyError",
+    "NotBuiltYetError",
+    "ProvenanceError",
+    "EngineError",
+    "VerificationError",
+    "DataQualityError",
+]
+
+
+class AspenError(Exception):
+    """Root of every error Aspen raises on purpose."""
+
+
+class ConfigError(AspenError, ValueError):
+    """A setting or command-line argument is invalid."""
+
+
+class SetupError(AspenError):
+    """Something the project installs is missing (jars, Java, packages)."""
+
+
+class InvalidRecordError(AspenError, ValueError):
+    """An update record is invalid; ``reason`` says why in words a person can act on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class LakeError(AspenError):
+    """A problem with the Delta lake (layout, versions, concurrent writers)."""
+
+
+class TableMissingError(LakeError):
+    """A table the command needs does not exist yet (run ``aspen ingest`` / ``maintain`` first)."""
+
+
+class UnknownViewError(AspenError, KeyError):
+    """The view name is not one of the views Aspen maintains."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownKeyError(AspenError, KeyError):
+    """A node, link, sensor or view tuple named by the user does not exist."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NotBuiltYetError(AspenError):
+    """A capability named in the design that this build does not have yet."""
+
+
+class ProvenanceError(AspenError):
+    """Invalid provenance: an undecodable BDD, an unknown variable, a bad order."""
+
+
+class EngineError(AspenError):
+    """An operator or plan was used outside its contract."""
+
+
+class VerificationError(AspenError):
+    """Maintained views differ from from-scratch evaluation."""
+
+
+class DataQualityError(AspenError):
+    """A Great Expectations suite failed."""
