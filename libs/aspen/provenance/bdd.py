@@ -211,7 +211,7 @@ def _node_list(formula: Formula) -> tuple[list[str], list[tuple[int, int, int]],
     # list names top level first, so a fresh decoding manager declares them in the same order
     levels = bdd.var_levels
     ordered = sorted(names, key=levels.__getitem__)
-    remap = {names.index(n): i for i, n in enumerate(ordered)}
+    remap = {name_index[n]: i for i, n in enumerate(ordered)}
     return ordered, [(remap[v], lo, hi) for v, lo, hi in nodes], root
 
 

@@ -1,0 +1,1 @@
+"""The provenance-aware operators, plans and the in-process runtime (no Spark)."""

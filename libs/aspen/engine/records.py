@@ -1,0 +1,40 @@
+"""Update records, the messages between operators: INS/DEL, tuple, provenance.
+
+A DEL carries the **set of deleted base variables** (design.md decision 1): every stateful
+operator applies restrict-to-false with them; it never computes ``x ∧ ¬y`` with a compound y.
+
+>>> u = Update.ins("reachable", ("a", "b"), pv="P")
+>>> u.op, u.tuple
+('INS', ('a', 'b'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["INS", "DEL", "Update"]
+
+INS: Literal["INS"] = "INS"
+DEL: Literal["DEL"] = "DEL"
+
+
+@dataclass(frozen=True)
+class Update:
+    """An element of an update stream."""
+
+    op: Literal["INS", "DEL"]
+    relation: str
+    tuple: tuple
+    pv: Any = None  # a Formula of the receiving manager (INS), or the tuple's last provenance (DEL)
+    deleted: frozenset[str] = field(default_factory=frozenset)  # DEL: the base variables that died
+
+    @classmethod
+    def ins(cls, relation: str, values: tuple, pv: Any) -> Update:
+        """An insertion (a new derivation) of ``relation(values)`` with provenance ``pv``."""
+        return cls("INS", relation, values, pv)
+
+    @classmethod
+    def delete(cls, relation: str, values: tuple, deleted: frozenset[str], pv: Any = None) -> Update:
+        """A deletion of ``relation(values)`` caused by the death of ``deleted`` variables."""
+        return cls("DEL", relation, values, pv, frozenset(deleted))
