@@ -9,9 +9,24 @@ from aspen.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("maintain", help="apply logged updates to the base tables and maintain the views")
+    p = sub.add_parser(
+        "maintain", help="apply logged updates to the base tables and maintain the views"
+    )
+    p.add_argument("--runtime", choices=("local", "spark"), default="local",
+                   help="local: the operators in this process; spark: partitions on Spark")
+    p.add_argument("--partitions", type=int, default=None, help="number of query nodes (default 4)")
+    p.add_argument("--mode", choices=("lazy", "eager"), default=None, help="MinShip mode (default lazy)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    raise NotBuiltYetError("'maintain' is not built yet (see the open issues)")
+    if args.runtime == "spark":
+        raise NotBuiltYetError(
+            "--runtime spark is not built yet (issue 4); use --runtime local"
+        )
+    from aspen.pipeline.maintain_local import maintain_local
+
+    report = maintain_local(settings)
+    for line in report.lines():
+        print(line)
+    return 0

@@ -1,17 +1,31 @@
-"""``aspen show``: print a maintained view."""
+"""``aspen show VIEW``: print a maintained view."""
 
 from __future__ import annotations
 
 import argparse
 
-from aspen.errors import NotBuiltYetError
+from aspen.cli._output import FORMATS, print_rows
 from aspen.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from aspen.pipeline.view_tables import VIEW_NAMES
+
     p = sub.add_parser("show", help="print a maintained view")
+    p.add_argument("view", metavar="VIEW", help=f"one of: {', '.join(VIEW_NAMES)}")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--limit", type=int, default=None, help="print at most this many rows")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    raise NotBuiltYetError("'show' is not built yet (see the open issues)")
+    from aspen.pipeline.deltars import read_table
+    from aspen.pipeline.view_tables import VIEW_COLUMNS, check_view, row_to_tuple
+
+    view = check_view(args.view)
+    frame = read_table(settings, view)
+    rows = sorted(row_to_tuple(view, r) for r in frame.to_dict("records"))
+    if args.limit is not None:
+        rows = rows[: args.limit]
+    print_rows(VIEW_COLUMNS[view], rows, args.format)
+    return 0

@@ -1,0 +1,153 @@
+"""Aspen pipeline: ingest the inbox → apply to the base tables → publish the lake summary.
+
+Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
+running Airflow, else the one on ``PATH``). The Spark master comes from ``SPARK_MASTER`` when it
+is set, otherwise from spark-submit's own defaults. Nothing heavy is imported at parse time.
+
+Configuration (Airflow Params win over the environment, read when the task runs):
+
+- ``lake``: lake root, path or URI (``ASPEN_LAKE``, default ``./lakehouse``);
+- ``inbox``: folder of update files to ingest (``ASPEN_INBOX``, default ``<lake>/../inbox``);
+  ingested files are moved to ``<inbox>/done/<run id>/`` afterwards;
+- schedule: ``ASPEN_PIPELINE_SCHEDULE`` (cron or preset, default every 5 minutes; ``none`` to
+  trigger by hand only).
+
+Jobs are idempotent per batch, so tasks may be retried.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import Asset, Param, dag, get_current_context, task
+from aspen.settings import DEFAULT_LAKE, Settings
+
+DAG_ID = "aspen_pipeline"
+DEFAULT_SCHEDULE = "*/5 * * * *"
+#: Update files the ingest job accepts (design.md "Update records").
+INBOX_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _schedule() -> str | None:
+    value = os.environ.get("ASPEN_PIPELINE_SCHEDULE", DEFAULT_SCHEDULE).strip()
+    return None if value.lower() in ("", "none", "null") else value
+
+
+def _asset(table: str) -> Asset:
+    """The Airflow Asset of one Delta table under the lake named by ``ASPEN_LAKE`` at parse time."""
+    settings = Settings(lake=os.environ.get("ASPEN_LAKE", DEFAULT_LAKE))
+    return Asset(name=f"aspen.{table}", uri=settings.table_uri(table), group="aspen")
+
+
+UPDATES, QUARANTINE = _asset("updates"), _asset("quarantine")
+BASE_TABLES = [_asset(t) for t in ("link", "sensor", "triggered", "region_seed", "variables")]
+APPLY_NOTES = _asset("apply_notes")
+SUMMARY = _asset("summary")
+
+
+def _lake_and_inbox() -> tuple[str, Path]:
+    """The lake root and inbox folder for this run: Params, then environment, then defaults."""
+    params = get_current_context()["params"]
+    lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
+    inbox = params.get("inbox") or os.environ.get("ASPEN_INBOX")
+    if not inbox:
+        local = Settings(lake=lake).local_table_path("x")
+        if local is None:
+            raise ValueError(
+                f"the lake {lake!r} is not local: set the 'inbox' param or ASPEN_INBOX"
+            )
+        inbox = str(Path(local).parent.parent / "inbox")
+    return lake, Path(inbox).expanduser().resolve()
+
+
+def _spark_submit(job: str, *args: str) -> None:
+    """Run ``spark-submit jobs/<job>.py ARGS…``, streaming its output into the task log."""
+    import shutil
+    import subprocess
+    import sys
+
+    beside_python = Path(sys.executable).parent / "spark-submit"
+    binary = str(beside_python) if beside_python.exists() else shutil.which("spark-submit")
+    if binary is None:
+        raise FileNotFoundError(
+            "spark-submit not found beside the Python running Airflow nor on PATH"
+        )
+    jobs_dir = Path(os.environ.get("ASPEN_JOBS_DIR", REPO_ROOT / "jobs"))
+    command = [binary]
+    if os.environ.get("SPARK_MASTER"):
+        command += ["--master", os.environ["SPARK_MASTER"]]
+    command += [str(jobs_dir / f"{job}.py"), *args]
+    env = dict(os.environ)
+    # The driver must be this interpreter (it has aspen, pyspark and delta installed).
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    print("running:", " ".join(command), flush=True)
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(line.rstrip("\n"), flush=True)
+        code = proc.wait()
+    if code != 0:
+        raise RuntimeError(f"spark-submit {job} exited with code {code}")
+
+
+@dag(
+    dag_id=DAG_ID,
+    schedule=_schedule(),
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,  # one writer per table at a time
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
+    dagrun_timeout=timedelta(hours=1),
+    params={
+        "lake": Param(None, type=["null", "string"], description="lake root (path or URI)"),
+        "inbox": Param(None, type=["null", "string"], description="folder of update files"),
+    },
+    tags=["aspen"],
+    doc_md=__doc__,
+)
+def aspen_pipeline() -> None:
+    @task(outlets=[UPDATES, QUARANTINE])
+    def ingest() -> list[str]:
+        """Ingest the update files in the inbox, then move them to ``<inbox>/done/<run id>/``."""
+        lake, inbox = _lake_and_inbox()
+        files = (
+            sorted(p for p in inbox.glob("*") if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
+            if inbox.is_dir()
+            else []
+        )
+        if not files:
+            print(f"ingest: no update files in {inbox}; nothing to do")
+            return []
+        _spark_submit("ingest", "--lake", lake, *map(str, files))
+        run_id = str(get_current_context()["run_id"]).replace(":", "_").replace("/", "_")
+        done = inbox / "done" / run_id
+        done.mkdir(parents=True, exist_ok=True)
+        for path in files:
+            path.rename(done / path.name)
+        return [p.name for p in files]
+
+    @task(outlets=[*BASE_TABLES, APPLY_NOTES])
+    def apply() -> None:
+        """Apply every logged batch not yet applied to the base tables."""
+        lake, _ = _lake_and_inbox()
+        _spark_submit("apply", "--lake", lake)
+
+    @task(outlets=[SUMMARY])
+    def publish() -> None:
+        """Overwrite the ``summary`` table (one row per table of the lake)."""
+        lake, _ = _lake_and_inbox()
+        _spark_submit("publish", "--lake", lake)
+
+    ingested = ingest()
+    applied = apply()
+    ingested >> applied >> publish()
+
+
+aspen_pipeline()

@@ -1,0 +1,170 @@
+"""Reading the lake for the dashboard: delta-rs (no JVM), cached by Delta table version.
+
+Every loader takes the table's current version as an argument, so a new commit changes the
+cache key and the page shows fresh data; an unchanged table is never read twice.
+
+>>> links_dot([("a", "b", 1.0)])
+'digraph links {\\n  rankdir=LR;\\n  node [shape=circle];\\n  "a" -> "b" [label="1"];\\n}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
+from aspen.settings import DEFAULT_LAKE, Settings
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError, TableNotFoundError
+
+__all__ = [
+    "LAKE_KEY",
+    "TableStatus",
+    "current_lake",
+    "lake_tables",
+    "live_edges",
+    "links_dot",
+    "load_table",
+    "resolve_lake",
+    "row_count",
+    "table_status",
+    "table_version",
+]
+
+#: Session-state key holding the lake root of this session.
+LAKE_KEY = "aspen_lake"
+#: Beyond this many edges the network page asks the user to filter by node.
+MAX_DRAWN_EDGES = 400
+
+
+def resolve_lake(argv: Sequence[str] = ()) -> str:
+    """The lake root: ``--lake`` after ``streamlit run app.py --``, else ``ASPEN_LAKE``, else default.
+
+    >>> resolve_lake(["--lake", "/tmp/lake"])
+    '/tmp/lake'
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--lake", default=None)
+    known, _ = parser.parse_known_args(list(argv))
+    return known.lake or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
+
+
+def current_lake() -> Settings:
+    """The settings of this session's lake (set by ``app.py``)."""
+    return Settings(lake=st.session_state.get(LAKE_KEY) or resolve_lake())
+
+
+def table_version(settings: Settings, name: str) -> int | None:
+    """The latest version of table ``name``, or ``None`` when it does not exist (cheap; no cache)."""
+    try:
+        return DeltaTable(settings.table_uri(name)).version()
+    except TableNotFoundError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def load_table(uri: str, version: int) -> pd.DataFrame:
+    """The table at ``uri`` as of ``version`` (cached per ``(uri, version)``)."""
+    return DeltaTable(uri, version=version).to_pandas()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def row_count(uri: str, version: int) -> int:
+    """Exact row count of the table at ``uri`` as of ``version`` (from Parquet metadata)."""
+    return int(DeltaTable(uri, version=version).to_pyarrow_dataset().count_rows())
+
+
+def lake_tables(settings: Settings) -> list[str]:
+    """Names to look for: the pipeline's tables plus any Delta table found under a local lake."""
+    names = set(KNOWN_TABLES) | {SUMMARY_TABLE}
+    root = settings.local_table_path("x")
+    if root is not None:
+        lake_dir = Path(root).parent
+        if lake_dir.is_dir():
+            names |= {p.name for p in lake_dir.iterdir() if (p / "_delta_log").is_dir()}
+    return sorted(names)
+
+
+#: One Overview row: ``table``, ``version``, ``rows``, ``last_commit``, ``problem``.
+TableStatus = dict[str, object]
+
+
+def table_status(settings: Settings, name: str) -> TableStatus | None:
+    """Version and row count of one table, ``None`` if it does not exist.
+
+    A table delta-rs cannot read (e.g. deletion vectors) gives a row whose ``problem`` says why.
+    """
+    uri = settings.table_uri(name)
+    try:
+        table = DeltaTable(uri)
+    except TableNotFoundError:
+        return None
+    version = table.version()
+    status: TableStatus = {
+        "table": name,
+        "version": version,
+        "rows": None,
+        "last_commit": None,
+        "problem": "",
+    }
+    try:
+        history = table.history(1)
+        if history and history[0].get("timestamp") is not None:
+            status["last_commit"] = pd.to_datetime(history[0]["timestamp"], unit="ms", utc=True)
+        status["rows"] = row_count(uri, version)
+    except (DeltaError, OSError, ValueError) as err:
+        status["problem"] = f"cannot read with delta-rs: {err}"
+    return status
+
+
+def _quote(text: object) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _cost_label(cost: object) -> str:
+    try:
+        value = float(cost)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    return f"{value:g}"
+
+
+def links_dot(edges: Iterable[tuple[object, object, object]], focus: str | None = None) -> str:
+    """A Graphviz DOT digraph of ``(src, dst, cost)`` edges; ``focus`` is drawn highlighted.
+
+    Ids are quoted and escaped, so any string is a valid node name.
+
+    >>> 'fillcolor' in links_dot([("a", "b", 2)], focus="a")
+    True
+    """
+    lines = ["digraph links {", "  rankdir=LR;", "  node [shape=circle];"]
+    if focus is not None:
+        lines.append(f"  {_quote(focus)} [style=filled, fillcolor=gold];")
+    for src, dst, cost in edges:
+        label = _cost_label(cost)
+        attrs = f" [label={_quote(label)}]" if label else ""
+        lines.append(f"  {_quote(src)} -> {_quote(dst)}{attrs};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def live_edges(links: pd.DataFrame) -> pd.DataFrame:
+    """One row per directed link: the cheapest live instance's cost and the instance count.
+
+    >>> frame = pd.DataFrame({"src": ["a", "a"], "dst": ["b", "b"], "cost": [3.0, 1.0]})
+    >>> live_edges(frame).to_dict("records")
+    [{'src': 'a', 'dst': 'b', 'cost': 1.0, 'instances': 2}]
+    """
+    if links.empty:
+        return pd.DataFrame(columns=["src", "dst", "cost", "instances"])
+    frame = links.assign(src=links["src"].astype(str), dst=links["dst"].astype(str))
+    if "cost" not in frame:
+        frame = frame.assign(cost=float("nan"))
+    grouped = frame.groupby(["src", "dst"], as_index=False).agg(
+        cost=("cost", "min"), instances=("cost", "size")
+    )
+    return grouped.sort_values(["src", "dst"]).reset_index(drop=True)

@@ -1,0 +1,1 @@
+"""Orchestration over the lake: local-runtime maintenance, view tables, lake-side explanations."""

@@ -1,0 +1,87 @@
+"""Reading lake tables without a JVM, through delta-rs (``deltalake``).
+
+Commands that only read (``show``, ``explain``, ``what-if``, ``verify``) and the dashboard use
+this; Spark writes the log and base tables, and all tables stay at Delta reader version 1.
+
+>>> from aspen.settings import Settings
+>>> table_exists(Settings(lake="/nonexistent/lake"), "updates")
+False
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aspen.errors import TableMissingError
+from aspen.settings import Settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = ["read_table", "replace_batch", "table_exists", "table_version", "write_table"]
+
+
+def _open(settings: Settings, name: str):
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return DeltaTable(settings.table_uri(name))
+    except TableNotFoundError as err:
+        raise TableMissingError(
+            f"table '{name}' does not exist under {settings.lake_uri} "
+            "(run `aspen ingest` and `aspen maintain` first)"
+        ) from err
+
+
+def table_exists(settings: Settings, name: str) -> bool:
+    """Whether the Delta table ``name`` exists under the lake root."""
+    try:
+        _open(settings, name)
+    except TableMissingError:
+        return False
+    return True
+
+
+def table_version(settings: Settings, name: str) -> int:
+    """The latest Delta version of table ``name``."""
+    return _open(settings, name).version()
+
+
+def read_table(settings: Settings, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """The whole table ``name`` as a pandas DataFrame (raises TableMissingError)."""
+    return _open(settings, name).to_pandas(columns=columns)
+
+
+def write_table(
+    settings: Settings, name: str, data: pd.DataFrame | pa.Table, mode: str = "overwrite"
+) -> None:
+    """Write ``data`` as table ``name`` (``overwrite`` or ``append``; reader version 1)."""
+    from deltalake import write_deltalake
+
+    data = _arrow(data)
+    if mode == "overwrite":
+        write_deltalake(settings.table_uri(name), data, mode="overwrite", schema_mode="overwrite")
+    else:
+        write_deltalake(settings.table_uri(name), data, mode=mode)
+
+
+def replace_batch(
+    settings: Settings, name: str, data: pd.DataFrame | pa.Table, batch_id: int
+) -> None:
+    """Replace the rows of ``batch_id`` in table ``name`` by ``data`` (idempotent on rerun)."""
+    from deltalake import write_deltalake
+
+    if not table_exists(settings, name):
+        write_table(settings, name, data, mode="overwrite")
+        return
+    write_deltalake(
+        settings.table_uri(name), _arrow(data), mode="overwrite", predicate=f"batch_id = {int(batch_id)}"
+    )
+
+
+def _arrow(data: pd.DataFrame | pa.Table) -> pa.Table:
+    import pyarrow as pa
+
+    return data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)

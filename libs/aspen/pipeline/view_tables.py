@@ -1,0 +1,107 @@
+"""View tables in the lake: one Delta table per view, each row a view tuple with its provenance.
+
+Columns are the view's attributes (design.md "Views"), then ``provenance`` (the byte codec of
+the tuple's BDD, design decision 8; null for aggregate views without a formula), ``prov_bytes``
+and ``batch_id`` (the ledger batch that last wrote the table). Paths are lists of node ids.
+
+>>> VIEW_COLUMNS["cheapest_path"]
+('src', 'dst', 'path', 'cost')
+>>> row_to_tuple("cheapest_path", {"src": "a", "dst": "c", "path": ["a", "b", "c"], "cost": 3.0})
+('a', 'c', ('a', 'b', 'c'), 3.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import UnknownViewError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from aspen.provenance.bdd import ProvenanceManager
+
+__all__ = [
+    "VIEW_COLUMNS",
+    "VIEW_NAMES",
+    "PATH_COLUMNS",
+    "check_view",
+    "row_to_tuple",
+    "view_frame",
+]
+
+VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    "reachable": ("src", "dst"),
+    "min_cost": ("src", "dst", "cost"),
+    "min_hops": ("src", "dst", "hops"),
+    "cheapest_path": ("src", "dst", "path", "cost"),
+    "fewest_hops": ("src", "dst", "path", "hops"),
+    "shortest_cheapest_path": ("src", "dst", "cheapest", "cost", "fewest", "hops"),
+    "active_region": ("region", "sensor"),
+    "region_sizes": ("region", "size"),
+    "largest_regions": ("region", "size"),
+}
+VIEW_NAMES: tuple[str, ...] = tuple(VIEW_COLUMNS)
+PATH_COLUMNS = frozenset({"path", "cheapest", "fewest"})
+_INT_COLUMNS = frozenset({"hops", "size"})
+_FLOAT_COLUMNS = frozenset({"cost"})
+
+
+def check_view(name: str) -> str:
+    """Return ``name`` if it is a view Aspen maintains, else raise UnknownViewError."""
+    if name not in VIEW_COLUMNS:
+        raise UnknownViewError(f"unknown view {name!r}; known views: {', '.join(VIEW_NAMES)}")
+    return name
+
+
+def _cell(column: str, value: Any) -> Any:
+    if column in PATH_COLUMNS:
+        return tuple(str(v) for v in value)
+    if column in _INT_COLUMNS:
+        return int(value)
+    if column in _FLOAT_COLUMNS:
+        return float(value)
+    return str(value)
+
+
+def row_to_tuple(view: str, row: Mapping[str, Any]) -> tuple:
+    """The engine's tuple for a table row of ``view``."""
+    return tuple(_cell(c, row[c]) for c in VIEW_COLUMNS[check_view(view)])
+
+
+def view_frame(
+    view: str,
+    tuples: Mapping[tuple, Any] | Iterable[tuple],
+    manager: ProvenanceManager | None,
+    batch_id: int,
+) -> pa.Table:
+    """An Arrow table of ``view``'s tuples with encoded provenance, ready to write."""
+    import pyarrow as pa
+
+    columns = VIEW_COLUMNS[check_view(view)]
+    items = tuples.items() if isinstance(tuples, Mapping) else ((t, None) for t in tuples)
+    records: list[dict[str, Any]] = []
+    for values, formula in sorted(items, key=lambda kv: repr(kv[0])):
+        row = {c: (list(v) if c in PATH_COLUMNS else v) for c, v in zip(columns, values, strict=True)}
+        data = manager.encode(formula) if (manager is not None and formula is not None) else None
+        row["provenance"] = data
+        row["prov_bytes"] = len(data) if data is not None else 0
+        row["batch_id"] = batch_id
+        records.append(row)
+    fields = []
+    for c in columns:
+        if c in PATH_COLUMNS:
+            fields.append(pa.field(c, pa.list_(pa.string())))
+        elif c in _INT_COLUMNS:
+            fields.append(pa.field(c, pa.int64()))
+        elif c in _FLOAT_COLUMNS:
+            fields.append(pa.field(c, pa.float64()))
+        else:
+            fields.append(pa.field(c, pa.string()))
+    fields += [
+        pa.field("provenance", pa.binary()),
+        pa.field("prov_bytes", pa.int64()),
+        pa.field("batch_id", pa.int64()),
+    ]
+    return pa.Table.from_pylist(records, schema=pa.schema(fields))

@@ -1,0 +1,164 @@
+"""The one SparkSession factory: Delta Lake from two local jars, master from the environment.
+
+Nothing here names a master, a host or an absolute path. The master comes from
+``spark-submit --master`` (or ``spark-defaults.conf``), else from ``$SPARK_MASTER``, else the
+embedded default ``local[2]``. The Delta jars come from ``$ASPEN_JARS`` or from ``infra/jars``
+found by walking up from this package (``make setup`` fetches them); Ivy never resolves anything.
+
+>>> sorted(SMALL_MACHINE_CONF)[:2]
+['spark.databricks.delta.properties.defaults.enableChangeDataFeed', 'spark.databricks.delta.properties.defaults.enableDeletionVectors']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aspen.errors import SetupError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "DEFAULT_LOCAL_MASTER",
+    "JAR_PATTERNS",
+    "SMALL_MACHINE_CONF",
+    "find_delta_jars",
+    "master_from_environment",
+    "get_spark",
+]
+
+#: The embedded default when neither spark-submit nor ``$SPARK_MASTER`` names a master.
+DEFAULT_LOCAL_MASTER = "local[2]"
+
+#: The two jars Delta needs on the class path (delta-spark for the Spark minor, and delta-storage).
+JAR_PATTERNS: tuple[str, ...] = ("delta-spark_*.jar", "delta-storage-*.jar")
+
+#: Conf for a small machine, and to keep every table Spark writes at Delta reader version 1
+#: (delta-rs reads them: no deletion vectors, no column mapping).
+SMALL_MACHINE_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.dynamicAllocation.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
+    "spark.databricks.delta.properties.defaults.columnMapping.mode": "none",
+    "spark.databricks.delta.properties.defaults.enableChangeDataFeed": "false",
+    "spark.databricks.delta.properties.defaults.minReaderVersion": "1",
+    "spark.databricks.delta.properties.defaults.minWriterVersion": "2",
+    "spark.databricks.delta.stats.collect": "true",
+}
+
+
+def _jars_in(folder: Path) -> list[Path] | None:
+    found = []
+    for pattern in JAR_PATTERNS:
+        matches = sorted(folder.glob(pattern))
+        if not matches:
+            return None
+        found.append(matches[-1])
+    return found
+
+
+def find_delta_jars(start: Path | None = None) -> list[str]:
+    """The local Delta jar files, as absolute paths computed at run time.
+
+    ``$ASPEN_JARS`` may name a folder or a comma-separated list of jar files; otherwise the
+    folder ``infra/jars`` is looked for in ``start`` (default: this package) and its parents.
+
+    >>> all(p.endswith(".jar") for p in find_delta_jars())  # doctest: +SKIP
+    True
+    """
+    env = os.environ.get("ASPEN_JARS", "").strip()
+    if env:
+        candidate = Path(env)
+        if "," not in env and candidate.is_dir():
+            jars = _jars_in(candidate)
+            if jars:
+                return [str(p.resolve()) for p in jars]
+            raise SetupError(f"ASPEN_JARS={env} holds no {' + '.join(JAR_PATTERNS)}; run `make setup`")
+        files = [Path(part.strip()) for part in env.split(",") if part.strip()]
+        missing = [str(p) for p in files if not p.is_file()]
+        if missing:
+            raise SetupError(f"ASPEN_JARS names missing jar file(s): {', '.join(missing)}")
+        return [str(p.resolve()) for p in files]
+    here = (start or Path(__file__)).resolve()
+    for folder in [here, *here.parents]:
+        jars_dir = folder / "infra" / "jars"
+        if jars_dir.is_dir():
+            jars = _jars_in(jars_dir)
+            if jars:
+                return [str(p) for p in jars]
+    raise SetupError(
+        "run `make setup`: the Delta Lake jars (delta-spark_4.1_2.13, delta-storage) were not "
+        "found in infra/jars, and ASPEN_JARS is not set"
+    )
+
+
+def master_from_environment() -> str | None:
+    """The master to set in code, or ``None`` when spark-submit / Spark conf already names one.
+
+    ``None`` when a Spark JVM is already running with ``spark.master`` (we were launched by
+    ``spark-submit``), or when ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf`` names one;
+    ``$SPARK_MASTER`` next; ``local[2]`` last.
+
+    >>> os.environ.get("SPARK_MASTER") is not None or master_from_environment() in (None, "local[2]")
+    True
+    """
+    from pyspark import SparkConf, SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return None
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # launched by spark-submit: the JVM holds the conf
+        SparkContext._ensure_initialized()
+        if SparkConf().contains("spark.master"):
+            return None
+    if "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        return None
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if conf_dir:
+        defaults = Path(conf_dir) / "spark-defaults.conf"
+        if defaults.is_file():
+            for line in defaults.read_text().splitlines():
+                if line.split() and line.split()[0] == "spark.master":
+                    return None
+    return os.environ.get("SPARK_MASTER") or DEFAULT_LOCAL_MASTER
+
+
+def _quiet_logs(spark: SparkSession) -> None:
+    spark.sparkContext.setLogLevel(os.environ.get("ASPEN_SPARK_LOG_LEVEL", "WARN"))
+
+
+def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = None) -> SparkSession:
+    """A SparkSession with Delta Lake (local jars), UTC, small-machine defaults and quiet logs.
+
+    ``extra_conf`` overrides the defaults (e.g. ``{"spark.sql.shuffle.partitions": "1"}`` in tests).
+    The master is set only when the environment names none (see :func:`master_from_environment`).
+
+    >>> spark = get_spark("doc")  # doctest: +SKIP
+    >>> spark.conf.get("spark.sql.session.timeZone")  # doctest: +SKIP
+    'UTC'
+    """
+    os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+    jars = find_delta_jars()
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    master = master_from_environment()
+    if master is not None:
+        builder = builder.master(master)
+    conf = dict(SMALL_MACHINE_CONF)
+    conf["spark.jars"] = ",".join(jars)
+    conf.update(extra_conf or {})
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    _quiet_logs(spark)
+    return spark
