@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from aspen.lake.summary import publish_summary
         from aspen.spark.session import get_spark
 
-        rows = publish_summary(get_spark(), settings)
+        rows = publish_summary(get_spark("aspen-publish"), settings)
     except AspenError as err:
         print(f"publish: {err}", file=sys.stderr)
         return 2
