@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"aspen.cli.{name}")
         module.register(sub)
+    for command_parser in sub.choices.values():  # `aspen CMD --lake X` works as well
+        command_parser.add_argument("--lake", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 

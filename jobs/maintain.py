@@ -1,0 +1,13 @@
+"""spark-submit entry point: maintain the views over everything logged since the last batch.
+
+    spark-submit jobs/maintain.py --lake LAKE [--runtime local] [--partitions N] [--mode lazy|eager]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from aspen.cli.main import main
+
+if __name__ == "__main__":
+    sys.exit(main(["maintain", *sys.argv[1:]]))

@@ -1,0 +1,416 @@
+"""From-scratch evaluation of every Aspen view: the correctness oracle.
+
+Set semantics, no provenance, plain Python. The input is the set of **live** base facts (several
+live instances of one base tuple count once). The semantics follow design.md and
+recursive-views.md §9:
+
+* ``reachable(src,dst)``: transitive closure of ``link``; ``reachable(x,x)`` only via a cycle.
+* ``min_cost(src,dst,cost)``: cheapest path cost; a path's cost is the link cost plus the cost
+  of the rest (a right fold: ``c1 + (c2 + (… + cn))``), computed by a backward Dijkstra.
+* ``min_hops(src,dst,hops)``: fewest links (``hops >= 1``).
+* ``cheapest_path(src,dst,path,cost)`` / ``fewest_hops(src,dst,path,hops)``: **all** simple paths
+  (tuples of node ids, both ends included) that reach the best value; ties are kept. A path from
+  a node back to itself is a simple cycle (only its ends repeat).
+* ``shortest_cheapest_path(src,dst,cheapest,cost,fewest,hops)``: the join of the two on (src,dst).
+* ``active_region(region,sensor)`` (decision 7): a region's seed must be a sensor and triggered;
+  a triggered sensor joins when its Euclidean distance to a member is ``< k`` (strict).
+* ``region_sizes(region,size)``: member count (regions without members are absent);
+  ``largest_regions(region,size)``: the regions whose size is the maximum.
+
+>>> facts = [BaseFact("link", ("a", "b", 1.0), "v1"), BaseFact("link", ("b", "a", 2.0), "v2")]
+>>> sorted(evaluate("reachable", facts))
+[('a', 'a'), ('a', 'b'), ('b', 'a'), ('b', 'b')]
+>>> sorted(evaluate("cheapest_path", facts))
+[('a', 'a', ('a', 'b', 'a'), 3.0), ('a', 'b', ('a', 'b'), 1.0), ('b', 'a', ('b', 'a'), 2.0), ('b', 'b', ('b', 'a', 'b'), 3.0)]
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aspen.engine.batch import BASE_RELATIONS, BaseFact
+from aspen.errors import UnknownViewError
+
+__all__ = ["VIEWS", "BaseState", "base_state", "evaluate", "evaluate_all"]
+
+#: Every view the oracle knows, in dependency order.
+VIEWS: tuple[str, ...] = (
+    "reachable",
+    "min_cost",
+    "min_hops",
+    "cheapest_path",
+    "fewest_hops",
+    "shortest_cheapest_path",
+    "active_region",
+    "region_sizes",
+    "largest_regions",
+)
+
+#: Relative slack when pruning path enumeration by cost (final equality is exact).
+_COST_SLACK = 1e-9
+
+Facts = Iterable[BaseFact] | Mapping[str, Any]
+
+
+@dataclass
+class BaseState:
+    """Live base tuples, deduplicated (set semantics), with adjacency helpers."""
+
+    links: set[tuple[Any, Any, float]] = field(default_factory=set)
+    sensors: dict[Any, set[tuple[float, float]]] = field(default_factory=dict)
+    triggered: set[Any] = field(default_factory=set)
+    seeds: set[tuple[Any, Any]] = field(default_factory=set)
+
+    def successors(self) -> dict[Any, dict[Any, float]]:
+        """src → {dst: cheapest live cost of a link src→dst}."""
+        out: dict[Any, dict[Any, float]] = defaultdict(dict)
+        for src, dst, cost in self.links:
+            best = out[src].get(dst)
+            if best is None or cost < best:
+                out[src][dst] = cost
+        return out
+
+    def nodes(self) -> set[Any]:
+        """Every node named by a live link."""
+        return {s for s, _, _ in self.links} | {d for _, d, _ in self.links}
+
+
+def base_state(facts: Facts) -> BaseState:
+    """Collect live facts into a :class:`BaseState`.
+
+    ``facts`` is an iterable of :class:`BaseFact`, a mapping ``var → BaseFact``, or a mapping
+    ``relation → iterable of value tuples``.
+
+    >>> base_state({"link": [("a", "b", 1.0)], "triggered": [("s1",)]}).triggered
+    {'s1'}
+    """
+    state = BaseState()
+    for relation, values in _iter_tuples(facts):
+        if relation == "link":
+            src, dst, cost = values
+            state.links.add((src, dst, float(cost)))
+        elif relation == "sensor":
+            sid, x, y = values
+            state.sensors.setdefault(sid, set()).add((float(x), float(y)))
+        elif relation == "triggered":
+            (sid,) = values
+            state.triggered.add(sid)
+        elif relation == "region_seed":
+            region, sid = values
+            state.seeds.add((region, sid))
+        else:
+            raise UnknownViewError(
+                f"unknown base relation {relation!r}; known: {', '.join(BASE_RELATIONS)}"
+            )
+    return state
+
+
+def _iter_tuples(facts: Facts) -> Iterable[tuple[str, tuple]]:
+    if isinstance(facts, BaseState):
+        raise TypeError("pass facts, not a BaseState")
+    if isinstance(facts, Mapping):
+        for key, value in facts.items():
+            if isinstance(value, BaseFact):
+                yield value.relation, tuple(value.values)
+            else:  # relation → tuples
+                for values in value:
+                    yield key, tuple(values)
+        return
+    for fact in facts:
+        yield fact.relation, tuple(fact.values)
+
+
+# -- network views -----------------------------------------------------------------------------
+
+
+def _reachable(succ: Mapping[Any, Mapping[Any, float]]) -> set[tuple]:
+    out: set[tuple] = set()
+    for src in list(succ):
+        seen: set[Any] = set()
+        queue = deque(succ[src])
+        seen.update(succ[src])
+        while queue:
+            node = queue.popleft()
+            for nxt in succ.get(node, {}):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        out.update((src, dst) for dst in seen)
+    return out
+
+
+def _predecessors(succ: Mapping[Any, Mapping[Any, float]]) -> dict[Any, dict[Any, float]]:
+    pred: dict[Any, dict[Any, float]] = defaultdict(dict)
+    for src, dsts in succ.items():
+        for dst, cost in dsts.items():
+            pred[dst][src] = cost
+    return pred
+
+
+def _cost_to(dst: Any, pred: Mapping[Any, Mapping[Any, float]]) -> dict[Any, float]:
+    """Backward Dijkstra: node → min right-folded cost of a (≥0-link) path node→dst."""
+    dist: dict[Any, float] = {dst: 0.0}
+    heap: list[tuple[float, int, Any]] = [(0.0, 0, dst)]
+    tie = 1
+    while heap:
+        d, _, node = heapq.heappop(heap)
+        if d > dist.get(node, math.inf):
+            continue
+        for prev, cost in pred.get(node, {}).items():
+            cand = cost + d  # right fold: the first link's cost + the rest
+            if cand < dist.get(prev, math.inf):
+                dist[prev] = cand
+                heapq.heappush(heap, (cand, tie, prev))
+                tie += 1
+    return dist
+
+
+def _hops_to(dst: Any, pred: Mapping[Any, Mapping[Any, float]]) -> dict[Any, int]:
+    dist = {dst: 0}
+    queue = deque([dst])
+    while queue:
+        node = queue.popleft()
+        for prev in pred.get(node, {}):
+            if prev not in dist:
+                dist[prev] = dist[node] + 1
+                queue.append(prev)
+    return dist
+
+
+def _best_from(src: Any, first: Mapping[Any, float], rest: Mapping[Any, float]) -> float | None:
+    """Best value of a path src→…→dst with ≥ 1 link: min over first links of cost + rest."""
+    best: float | None = None
+    for nxt, cost in first.items():
+        tail = rest.get(nxt)
+        if tail is None:
+            continue
+        cand = cost + tail
+        if best is None or cand < best:
+            best = cand
+    return best
+
+
+def _min_cost(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, float]:
+    pred = _predecessors(succ)
+    out: dict[tuple, float] = {}
+    for dst in list(pred):
+        dist = _cost_to(dst, pred)
+        for src in list(succ):
+            best = _best_from(src, succ[src], dist)
+            if best is not None:
+                out[(src, dst)] = best
+    return out
+
+
+def _min_hops(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, int]:
+    pred = _predecessors(succ)
+    out: dict[tuple, int] = {}
+    for dst in list(pred):
+        dist = _hops_to(dst, pred)
+        for src in list(succ):
+            hops = [1 + dist[n] for n in succ[src] if n in dist]
+            if hops:
+                out[(src, dst)] = min(hops)
+    return out
+
+
+def _path_cost(path: tuple, succ: Mapping[Any, Mapping[Any, float]]) -> float:
+    total = 0.0
+    for a, b in reversed(list(zip(path, path[1:], strict=False))):
+        total = succ[a][b] + total
+    return total
+
+
+def _tied_paths(
+    src: Any,
+    dst: Any,
+    best: float,
+    succ: Mapping[Any, Mapping[Any, float]],
+    lower: Mapping[Any, float],
+    weight: Any,
+) -> list[tuple]:
+    """Simple paths src→dst (src may equal dst: a simple cycle) whose value is ``best``.
+
+    ``lower[n]`` is a lower bound on the value n→dst; ``weight(a, b)`` the value of a link.
+    Depth-first search pruned by ``prefix + weight + lower > best``.
+    """
+    slack = _COST_SLACK * max(1.0, abs(best))
+    found: list[tuple] = []
+    path = [src]
+    on_path = {src}
+
+    def dfs(node: Any, prefix: float) -> None:
+        for nxt in succ.get(node, {}):
+            w = weight(node, nxt)
+            if nxt == dst:
+                if prefix + w <= best + slack:
+                    found.append((*path, nxt))
+                # a simple path ends at dst; it cannot pass through it
+                continue
+            if nxt in on_path or nxt not in lower:
+                continue
+            if prefix + w + lower[nxt] > best + slack:
+                continue
+            path.append(nxt)
+            on_path.add(nxt)
+            dfs(nxt, prefix + w)
+            path.pop()
+            on_path.discard(nxt)
+
+    dfs(src, 0.0)
+    return found
+
+
+def _cheapest_paths(succ: Mapping[Any, Mapping[Any, float]]) -> set[tuple]:
+    pred = _predecessors(succ)
+    out: set[tuple] = set()
+    for dst in list(pred):
+        dist = _cost_to(dst, pred)
+        for src in list(succ):
+            best = _best_from(src, succ[src], dist)
+            if best is None:
+                continue
+            for path in _tied_paths(src, dst, best, succ, dist, lambda a, b: succ[a][b]):
+                cost = _path_cost(path, succ)
+                if cost == best:
+                    out.add((src, dst, path, cost))
+    return out
+
+
+def _fewest_paths(succ: Mapping[Any, Mapping[Any, float]]) -> set[tuple]:
+    pred = _predecessors(succ)
+    out: set[tuple] = set()
+    for dst in list(pred):
+        hops_to = _hops_to(dst, pred)
+        lower = {n: float(h) for n, h in hops_to.items()}
+        for src in list(succ):
+            best = _best_from(src, {n: 1.0 for n in succ[src]}, lower)
+            if best is None:
+                continue
+            for path in _tied_paths(src, dst, best, succ, lower, lambda a, b: 1.0):
+                hops = len(path) - 1
+                if hops == best:
+                    out.add((src, dst, path, hops))
+    return out
+
+
+def _shortest_cheapest(cheapest: set[tuple], fewest: set[tuple]) -> set[tuple]:
+    by_pair: dict[tuple, list[tuple]] = defaultdict(list)
+    for src, dst, path, hops in fewest:
+        by_pair[(src, dst)].append((path, hops))
+    return {
+        (src, dst, cpath, cost, fpath, hops)
+        for src, dst, cpath, cost in cheapest
+        for fpath, hops in by_pair.get((src, dst), ())
+    }
+
+
+# -- region views ------------------------------------------------------------------------------
+
+
+def _near(a: set[tuple[float, float]], b: set[tuple[float, float]], k: float) -> bool:
+    return any(math.dist(p, q) < k for p in a for q in b)
+
+
+def _active_region(state: BaseState, k: float) -> set[tuple]:
+    candidates = [s for s in state.triggered if s in state.sensors]
+    seeds_by_region: dict[Any, set[Any]] = defaultdict(set)
+    for region, sid in state.seeds:
+        if sid in state.sensors and sid in state.triggered:
+            seeds_by_region[region].add(sid)
+    out: set[tuple] = set()
+    for region, seeds in seeds_by_region.items():
+        members = set(seeds)
+        queue = deque(seeds)
+        while queue:
+            x = queue.popleft()
+            for y in candidates:
+                if y not in members and _near(state.sensors[x], state.sensors[y], k):
+                    members.add(y)
+                    queue.append(y)
+        out.update((region, s) for s in members)
+    return out
+
+
+def _region_sizes(active: set[tuple]) -> set[tuple]:
+    counts: dict[Any, int] = defaultdict(int)
+    for region, _ in active:
+        counts[region] += 1
+    return set(counts.items())
+
+
+def _largest(sizes: set[tuple]) -> set[tuple]:
+    if not sizes:
+        return set()
+    top = max(size for _, size in sizes)
+    return {(region, size) for region, size in sizes if size == top}
+
+
+# -- public API --------------------------------------------------------------------------------
+
+
+def evaluate(view: str, facts: Facts, k: float = 20.0) -> set[tuple]:
+    """The tuples of ``view`` computed from scratch over the live ``facts``.
+
+    >>> sensors = [BaseFact("sensor", ("s1", 0, 0), "a"), BaseFact("sensor", ("s2", 0, 20), "b"),
+    ...            BaseFact("triggered", ("s1",), "c"), BaseFact("triggered", ("s2",), "d"),
+    ...            BaseFact("region_seed", ("r", "s1"), "e")]
+    >>> evaluate("active_region", sensors)          # distance exactly k: not near
+    {('r', 's1')}
+    >>> sorted(evaluate("active_region", sensors, k=20.5))
+    [('r', 's1'), ('r', 's2')]
+    """
+    if view not in VIEWS:
+        raise UnknownViewError(f"unknown view {view!r}; known views: {', '.join(VIEWS)}")
+    return evaluate_all(facts, k=k, views=(view,))[view]
+
+
+def evaluate_all(
+    facts: Facts, k: float = 20.0, views: Iterable[str] | None = None
+) -> dict[str, set[tuple]]:
+    """Every view (or those named in ``views``) computed from scratch over ``facts``.
+
+    >>> out = evaluate_all([BaseFact("link", ("a", "b", 1.0), "v1")])
+    >>> out["min_hops"], out["shortest_cheapest_path"]
+    ({('a', 'b', 1)}, {('a', 'b', ('a', 'b'), 1.0, ('a', 'b'), 1)})
+    """
+    wanted = tuple(VIEWS if views is None else views)
+    for view in wanted:
+        if view not in VIEWS:
+            raise UnknownViewError(f"unknown view {view!r}; known views: {', '.join(VIEWS)}")
+    state = base_state(facts)
+    succ = state.successors()
+    out: dict[str, set[tuple]] = {}
+    needs = set(wanted)
+    if "shortest_cheapest_path" in needs:
+        needs |= {"cheapest_path", "fewest_hops"}
+    if "largest_regions" in needs:
+        needs |= {"region_sizes"}
+    if "region_sizes" in needs:
+        needs |= {"active_region"}
+    if "reachable" in needs:
+        out["reachable"] = _reachable(succ)
+    if "min_cost" in needs:
+        out["min_cost"] = {(s, d, c) for (s, d), c in _min_cost(succ).items()}
+    if "min_hops" in needs:
+        out["min_hops"] = {(s, d, h) for (s, d), h in _min_hops(succ).items()}
+    if "cheapest_path" in needs:
+        out["cheapest_path"] = _cheapest_paths(succ)
+    if "fewest_hops" in needs:
+        out["fewest_hops"] = _fewest_paths(succ)
+    if "shortest_cheapest_path" in needs:
+        out["shortest_cheapest_path"] = _shortest_cheapest(
+            out["cheapest_path"], out["fewest_hops"]
+        )
+    if "active_region" in needs:
+        out["active_region"] = _active_region(state, k)
+    if "region_sizes" in needs:
+        out["region_sizes"] = _region_sizes(out["active_region"])
+    if "largest_regions" in needs:
+        out["largest_regions"] = _largest(out["region_sizes"])
+    return {view: out[view] for view in wanted}
