@@ -1,7 +1,7 @@
 """Aspen pipeline: ingest the inbox → apply to the base tables → publish the lake summary.
 
 Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
-running Airflow, else the one on ``PATH``). The Spark master comes from ``SPARK_MASTER`` when it
+running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master comes from ``SPARK_MASTER`` when it
 is set, otherwise from spark-submit's own defaults. Nothing heavy is imported at parse time.
 
 Configuration (Airflow Params win over the environment, read when the task runs):
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pendulum
 from airflow.sdk import Asset, Param, dag, get_current_context, task
@@ -55,19 +56,43 @@ def _lake_and_inbox() -> tuple[str, Path]:
     lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
     inbox = params.get("inbox") or os.environ.get("ASPEN_INBOX")
     if not inbox:
-        local = Settings(lake=lake).local_table_path("x")
-        if local is None:
-            raise ValueError(
+        lake_uri = Settings(lake=lake).lake_uri
+        if not lake_uri.startswith("file:"):
+            from airflow.sdk.exceptions import AirflowFailException  # retrying cannot help
+
+            raise AirflowFailException(
                 f"the lake {lake!r} is not local: set the 'inbox' param or ASPEN_INBOX"
             )
-        inbox = str(Path(local).parent.parent / "inbox")
-    return lake, Path(inbox).expanduser().resolve()
+        inbox = str(Path(unquote(urlparse(lake_uri).path)).parent / "inbox")
+    return Settings(lake=lake).lake_uri, Path(inbox).expanduser().resolve()
 
 
-def _spark_submit(job: str, *args: str) -> None:
-    """Run ``spark-submit jobs/<job>.py ARGS…``, streaming its output into the task log."""
+def _delta_jars_option() -> list[str]:
+    """``--jars A,B`` for the Delta jars: jars named in the session builder come too late for
+    the driver's class path once spark-submit has started the JVM."""
+    from aspen.errors import SetupError
+    from aspen.spark.session import find_delta_jars
+
+    try:
+        return ["--jars", ",".join(find_delta_jars())]
+    except SetupError as err:  # e.g. a cluster image with the jars baked in
+        print(f"warning: {err}; launching without --jars", flush=True)
+        return []
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """Update files directly in ``inbox`` (not in sub-folders such as ``done/``), sorted.
+
+    A missing inbox holds no files.
+    """
+    if not inbox.is_dir():
+        return []
+    return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
+
+
+def spark_submit_command(job: str, *args: str) -> list[str]:
+    """The ``spark-submit [--master M] [--jars …] jobs/<job>.py ARGS…`` command line."""
     import shutil
-    import subprocess
     import sys
 
     beside_python = Path(sys.executable).parent / "spark-submit"
@@ -80,7 +105,16 @@ def _spark_submit(job: str, *args: str) -> None:
     command = [binary]
     if os.environ.get("SPARK_MASTER"):
         command += ["--master", os.environ["SPARK_MASTER"]]
-    command += [str(jobs_dir / f"{job}.py"), *args]
+    command += _delta_jars_option()
+    return [*command, str(jobs_dir / f"{job}.py"), *args]
+
+
+def _spark_submit(job: str, *args: str) -> None:
+    """Run :func:`spark_submit_command`, streaming its output into the task log."""
+    import subprocess
+    import sys
+
+    command = spark_submit_command(job, *args)
     env = dict(os.environ)
     # The driver must be this interpreter (it has aspen, pyspark and delta installed).
     env.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -117,11 +151,7 @@ def aspen_pipeline() -> None:
     def ingest() -> list[str]:
         """Ingest the update files in the inbox, then move them to ``<inbox>/done/<run id>/``."""
         lake, inbox = _lake_and_inbox()
-        files = (
-            sorted(p for p in inbox.glob("*") if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
-            if inbox.is_dir()
-            else []
-        )
+        files = inbox_files(inbox)
         if not files:
             print(f"ingest: no update files in {inbox}; nothing to do")
             return []

@@ -13,6 +13,7 @@ import argparse
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pandas as pd
 import streamlit as st
@@ -81,9 +82,9 @@ def row_count(uri: str, version: int) -> int:
 def lake_tables(settings: Settings) -> list[str]:
     """Names to look for: the pipeline's tables plus any Delta table found under a local lake."""
     names = set(KNOWN_TABLES) | {SUMMARY_TABLE}
-    root = settings.local_table_path("x")
-    if root is not None:
-        lake_dir = Path(root).parent
+    parsed = urlparse(settings.lake_uri)
+    if parsed.scheme == "file":
+        lake_dir = Path(unquote(parsed.path))
         if lake_dir.is_dir():
             names |= {p.name for p in lake_dir.iterdir() if (p / "_delta_log").is_dir()}
     return sorted(names)

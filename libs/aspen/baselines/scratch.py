@@ -8,9 +8,13 @@ recursive-views.md §9:
 * ``min_cost(src,dst,cost)``: cheapest path cost; a path's cost is the link cost plus the cost
   of the rest (a right fold: ``c1 + (c2 + (… + cn))``), computed by a backward Dijkstra.
 * ``min_hops(src,dst,hops)``: fewest links (``hops >= 1``).
-* ``cheapest_path(src,dst,path,cost)`` / ``fewest_hops(src,dst,path,hops)``: **all** simple paths
-  (tuples of node ids, both ends included) that reach the best value; ties are kept. A path from
-  a node back to itself is a simple cycle (only its ends repeat).
+* Paths are exactly what Query 2's rules derive (decision 7, recursive-views.md §1.3):
+  ``path(x,y,[x,y],c,1) :- link(x,y,c)`` and ``path(x,y,[x]+p1,c1+c2,l1+1) :- link(x,z,c1),
+  path(z,y,p1,c2,l1), x ∉ p1``. So a path is a simple path of ≥ 1 link, or (the base case has
+  no guard) a simple path followed by a self-loop on its last node; ``src == dst`` only through
+  a self-loop ``(x, x)``. ``min_cost`` / ``min_hops`` are the best values over those paths.
+* ``cheapest_path(src,dst,path,cost)`` / ``fewest_hops(src,dst,path,hops)``: **all** paths
+  (tuples of node ids, both ends included) that reach the best value; ties are kept.
 * ``shortest_cheapest_path(src,dst,cheapest,cost,fewest,hops)``: the join of the two on (src,dst).
 * ``active_region(region,sensor)`` (decision 7): a region's seed must be a sensor and triggered;
   a triggered sensor joins when its Euclidean distance to a member is ``< k`` (strict).
@@ -21,7 +25,7 @@ recursive-views.md §9:
 >>> sorted(evaluate("reachable", facts))
 [('a', 'a'), ('a', 'b'), ('b', 'a'), ('b', 'b')]
 >>> sorted(evaluate("cheapest_path", facts))
-[('a', 'a', ('a', 'b', 'a'), 3.0), ('a', 'b', ('a', 'b'), 1.0), ('b', 'a', ('b', 'a'), 2.0), ('b', 'b', ('b', 'a', 'b'), 3.0)]
+[('a', 'b', ('a', 'b'), 1.0), ('b', 'a', ('b', 'a'), 2.0)]
 """
 
 from __future__ import annotations
@@ -182,17 +186,13 @@ def _hops_to(dst: Any, pred: Mapping[Any, Mapping[Any, float]]) -> dict[Any, int
     return dist
 
 
-def _best_from(src: Any, first: Mapping[Any, float], rest: Mapping[Any, float]) -> float | None:
-    """Best value of a path src→…→dst with ≥ 1 link: min over first links of cost + rest."""
-    best: float | None = None
-    for nxt, cost in first.items():
-        tail = rest.get(nxt)
-        if tail is None:
-            continue
-        cand = cost + tail
-        if best is None or cand < best:
-            best = cand
-    return best
+def _best_from(
+    src: Any, dst: Any, succ: Mapping[Any, Mapping[Any, float]], rest: Mapping[Any, float]
+) -> float | None:
+    """Best value of a path src→dst: the self-loop when ``src == dst``, else ``rest[src]``."""
+    if src == dst:
+        return succ.get(src, {}).get(src)
+    return rest.get(src)
 
 
 def _min_cost(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, float]:
@@ -201,7 +201,7 @@ def _min_cost(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, float]:
     for dst in list(pred):
         dist = _cost_to(dst, pred)
         for src in list(succ):
-            best = _best_from(src, succ[src], dist)
+            best = _best_from(src, dst, succ, dist)
             if best is not None:
                 out[(src, dst)] = best
     return out
@@ -209,13 +209,14 @@ def _min_cost(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, float]:
 
 def _min_hops(succ: Mapping[Any, Mapping[Any, float]]) -> dict[tuple, int]:
     pred = _predecessors(succ)
+    ones = {src: {dst: 1.0 for dst in dsts} for src, dsts in succ.items()}
     out: dict[tuple, int] = {}
     for dst in list(pred):
-        dist = _hops_to(dst, pred)
+        dist = {n: float(h) for n, h in _hops_to(dst, pred).items()}
         for src in list(succ):
-            hops = [1 + dist[n] for n in succ[src] if n in dist]
-            if hops:
-                out[(src, dst)] = min(hops)
+            best = _best_from(src, dst, ones, dist)
+            if best is not None:
+                out[(src, dst)] = int(best)
     return out
 
 
@@ -234,12 +235,15 @@ def _tied_paths(
     lower: Mapping[Any, float],
     weight: Any,
 ) -> list[tuple]:
-    """Simple paths src→dst (src may equal dst: a simple cycle) whose value is ``best``.
+    """Paths src→dst (see the module docstring) whose value is at most ``best`` (+ slack).
 
     ``lower[n]`` is a lower bound on the value n→dst; ``weight(a, b)`` the value of a link.
-    Depth-first search pruned by ``prefix + weight + lower > best``.
+    Depth-first search over simple paths, pruned by ``prefix + weight + lower > best``.
     """
     slack = _COST_SLACK * max(1.0, abs(best))
+    if src == dst:
+        return [(src, src)] if src in succ.get(src, {}) else []
+    loop = weight(dst, dst) if dst in succ.get(dst, {}) else None
     found: list[tuple] = []
     path = [src]
     on_path = {src}
@@ -250,8 +254,9 @@ def _tied_paths(
             if nxt == dst:
                 if prefix + w <= best + slack:
                     found.append((*path, nxt))
-                # a simple path ends at dst; it cannot pass through it
-                continue
+                    if loop is not None and prefix + w + loop <= best + slack:
+                        found.append((*path, nxt, nxt))  # the unguarded base case: a self-loop
+                continue  # the path ends at dst; it cannot pass through it
             if nxt in on_path or nxt not in lower:
                 continue
             if prefix + w + lower[nxt] > best + slack:
@@ -272,7 +277,7 @@ def _cheapest_paths(succ: Mapping[Any, Mapping[Any, float]]) -> set[tuple]:
     for dst in list(pred):
         dist = _cost_to(dst, pred)
         for src in list(succ):
-            best = _best_from(src, succ[src], dist)
+            best = _best_from(src, dst, succ, dist)
             if best is None:
                 continue
             for path in _tied_paths(src, dst, best, succ, dist, lambda a, b: succ[a][b]):
@@ -289,7 +294,7 @@ def _fewest_paths(succ: Mapping[Any, Mapping[Any, float]]) -> set[tuple]:
         hops_to = _hops_to(dst, pred)
         lower = {n: float(h) for n, h in hops_to.items()}
         for src in list(succ):
-            best = _best_from(src, {n: 1.0 for n in succ[src]}, lower)
+            best = _best_from(src, dst, {src: {n: 1.0 for n in succ[src]}}, lower)
             if best is None:
                 continue
             for path in _tied_paths(src, dst, best, succ, lower, lambda a, b: 1.0):

@@ -1,17 +1,78 @@
-"""``aspen dashboard``: start the Streamlit dashboard."""
+"""``aspen dashboard``: start the Streamlit dashboard on 127.0.0.1.
+
+>>> import argparse
+>>> sub = argparse.ArgumentParser().add_subparsers()
+>>> register(sub)
+>>> streamlit_command(Path("app.py"), "/tmp/lake", 8600)[4:]
+['app.py', '--server.address', '127.0.0.1', '--server.port', '8600', '--server.headless', 'true', '--browser.gatherUsageStats', 'false', '--', '--lake', '/tmp/lake']
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-from aspen.errors import NotBuiltYetError
+from aspen.errors import ConfigError, SetupError
 from aspen.settings import Settings
+
+__all__ = ["DEFAULT_PORT", "app_path", "register", "run", "streamlit_command"]
+
+DEFAULT_PORT = 8501
+#: The dashboard is for the local operator only; never bind it to other interfaces.
+ADDRESS = "127.0.0.1"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("dashboard", help="start the Streamlit dashboard")
+    p = sub.add_parser("dashboard", help="start the Streamlit dashboard (http://127.0.0.1:PORT)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
     p.set_defaults(func=run)
 
 
+def app_path() -> Path:
+    """``dashboards/app.py`` of the source tree (``$ASPEN_DASHBOARD_APP`` overrides it)."""
+    override = os.environ.get("ASPEN_DASHBOARD_APP")
+    path = (
+        Path(override)
+        if override
+        else Path(__file__).resolve().parents[3] / "dashboards" / "app.py"
+    )
+    if not path.is_file():
+        raise SetupError(
+            f"the dashboard app {path} does not exist; run from the source tree "
+            "(pip install -e .) or set ASPEN_DASHBOARD_APP"
+        )
+    return path
+
+
+def streamlit_command(app: Path, lake: str, port: int) -> list[str]:
+    """The ``python -m streamlit run`` command line for ``app`` on ``lake``."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.address",
+        ADDRESS,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--",
+        "--lake",
+        lake,
+    ]
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    raise NotBuiltYetError("'dashboard' is not built yet (see the open issues)")
+    port = int(getattr(args, "port", DEFAULT_PORT))
+    if not 0 < port < 65536:
+        raise ConfigError(f"--port must be between 1 and 65535, got {port}")
+    command = streamlit_command(app_path(), settings.lake_uri, port)
+    print(f"aspen dashboard: http://{ADDRESS}:{port} (lake {settings.lake_uri}); Ctrl-C stops it")
+    return subprocess.call(command)

@@ -86,7 +86,8 @@ class ProvenanceManager:
         for name in names:
             if name not in self.bdd.vars:
                 self.bdd.declare(name)
-        rest = [v for v in self.order if v not in set(names)]
+        named = set(names)
+        rest = [v for v in self.order if v not in named]
         self.bdd.reorder({v: i for i, v in enumerate([*names, *rest])})
 
     # -- algebra -----------------------------------------------------------------------------
@@ -277,7 +278,12 @@ def encode(formula: Formula) -> bytes:
 
 
 def decode(manager: ProvenanceManager, data: bytes) -> Formula:
-    """Rebuild a formula encoded by :func:`encode` inside ``manager``."""
+    """Rebuild a formula encoded by :func:`encode` inside ``manager``.
+
+    The bytes are parsed and checked completely before anything is declared in ``manager``;
+    any defect (bad magic, truncation, invalid UTF-8 name, dangling reference, trailing bytes)
+    raises :class:`ProvenanceError`.
+    """
     if not data or data[0] != _MAGIC:
         raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
     pos = 1
@@ -285,21 +291,30 @@ def decode(manager: ProvenanceManager, data: bytes) -> Formula:
     names: list[str] = []
     for _ in range(n_names):
         length, pos = _get_varint(data, pos)
-        names.append(data[pos : pos + length].decode())
+        if pos + length > len(data):
+            raise ProvenanceError("truncated provenance bytes")
+        try:
+            names.append(data[pos : pos + length].decode())
+        except UnicodeDecodeError as err:
+            raise ProvenanceError("corrupt provenance bytes (variable name not UTF-8)") from err
         pos += length
-    table: list[Formula] = [manager.false, manager.true]
-    variables = [manager.var(n) for n in names]
     n_nodes, pos = _get_varint(data, pos)
-    bdd = manager.bdd
+    nodes: list[tuple[int, int, int]] = []
     for _ in range(n_nodes):
         var_index, pos = _get_varint(data, pos)
         low, pos = _get_varint(data, pos)
         high, pos = _get_varint(data, pos)
-        try:
-            table.append(bdd.ite(variables[var_index], table[high], table[low]))
-        except IndexError as err:
-            raise ProvenanceError("corrupt provenance bytes (dangling reference)") from err
+        if var_index >= len(names) or low >= len(nodes) + 2 or high >= len(nodes) + 2:
+            raise ProvenanceError("corrupt provenance bytes (dangling reference)")
+        nodes.append((var_index, low, high))
     root, pos = _get_varint(data, pos)
-    if root >= len(table):
+    if root >= len(nodes) + 2:
         raise ProvenanceError("corrupt provenance bytes (bad root)")
+    if pos != len(data):
+        raise ProvenanceError("corrupt provenance bytes (trailing data)")
+    table: list[Formula] = [manager.false, manager.true]
+    variables = [manager.var(n) for n in names]
+    bdd = manager.bdd
+    for var_index, low, high in nodes:
+        table.append(bdd.ite(variables[var_index], table[high], table[low]))
     return table[root]

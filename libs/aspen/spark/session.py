@@ -12,6 +12,7 @@ found by walking up from this package (``make setup`` fetches them); Ivy never r
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,8 +54,9 @@ SMALL_MACHINE_CONF: dict[str, str] = {
     "spark.databricks.delta.properties.defaults.enableChangeDataFeed": "false",
     "spark.databricks.delta.properties.defaults.minReaderVersion": "1",
     "spark.databricks.delta.properties.defaults.minWriterVersion": "2",
-    "spark.databricks.delta.stats.collect": "true",
 }
+
+_DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 
 
 def _jars_in(folder: Path) -> list[Path] | None:
@@ -132,8 +134,59 @@ def master_from_environment() -> str | None:
     return os.environ.get("SPARK_MASTER") or DEFAULT_LOCAL_MASTER
 
 
+def _log_level() -> str:
+    return os.environ.get("ASPEN_SPARK_LOG_LEVEL", "WARN")
+
+
+def _prepare_running_jvm(jars: list[str]) -> None:
+    """Under ``spark-submit`` the driver JVM is already up: quiet it and put Delta on its class path.
+
+    ``spark-submit jobs/x.py`` without ``--jars`` starts the driver without Delta; ``spark.jars``
+    set afterwards reaches executors but not the driver's class loader, so the jars are added to
+    spark-submit's (mutable) context class loader here. With ``--jars``/``--packages`` or a
+    cluster image that already has Delta, nothing is added.
+    """
+    from py4j.protocol import Py4JJavaError
+    from pyspark import SparkContext
+
+    if not os.environ.get("PYSPARK_GATEWAY_PORT") or SparkContext._active_spark_context is not None:
+        return
+    SparkContext._ensure_initialized()
+    jvm = SparkContext._jvm
+    try:
+        log4j = jvm.org.apache.logging.log4j
+        log4j.core.config.Configurator.setRootLevel(log4j.Level.valueOf(_log_level()))
+    except Py4JJavaError:  # pragma: no cover - another logging backend
+        pass
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(_DELTA_EXTENSION_CLASS, False, loader)
+        return
+    except Py4JJavaError:
+        pass
+    try:
+        for jar in jars:
+            loader.addURL(jvm.java.io.File(jar).toURI().toURL())
+    except Exception as err:  # noqa: BLE001 - any py4j failure means the same thing
+        raise SetupError(
+            "the Spark driver has no Delta Lake classes and they could not be added; pass "
+            f"--jars {','.join(jars)} to spark-submit"
+        ) from err
+
+
+def _runs_locally(master: str | None) -> bool:
+    """Whether the effective master is ``local…`` (ours, or the one spark-submit was given)."""
+    if master is None:
+        from pyspark import SparkConf, SparkContext
+
+        if SparkContext._jvm is None:
+            return False
+        master = SparkConf().get("spark.master", "")
+    return master.startswith("local")
+
+
 def _quiet_logs(spark: SparkSession) -> None:
-    spark.sparkContext.setLogLevel(os.environ.get("ASPEN_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(_log_level())
 
 
 def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = None) -> SparkSession:
@@ -150,6 +203,7 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     jars = find_delta_jars()
     from pyspark.sql import SparkSession
 
+    _prepare_running_jvm(jars)
     builder = SparkSession.builder.appName(app_name)
     master = master_from_environment()
     if master is not None:
@@ -157,6 +211,9 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     conf = dict(SMALL_MACHINE_CONF)
     conf["spark.jars"] = ",".join(jars)
     conf.update(extra_conf or {})
+    if _runs_locally(master) and not os.environ.get("PYSPARK_PYTHON"):
+        # local workers must import aspen: use this interpreter (a cluster sets its own)
+        conf.setdefault("spark.pyspark.python", sys.executable)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

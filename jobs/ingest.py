@@ -1,0 +1,53 @@
+"""spark-submit entry point: ingest update files into the Delta ``updates`` log.
+
+    spark-submit jobs/ingest.py --lake LAKE FILE [FILE …]
+
+Valid records go to ``updates`` (one new ingest batch), invalid ones to ``quarantine``; per-file
+counts are printed. The master comes from spark-submit (or ``SPARK_MASTER``), never from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from aspen.errors import AspenError
+from aspen.settings import DEFAULT_LAKE, Settings
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The job's arguments.
+
+    >>> build_parser().parse_args(["--lake", "/tmp/l", "a.jsonl"]).files
+    ['a.jsonl']
+    """
+    parser = argparse.ArgumentParser(prog="ingest", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="update files (.jsonl, .csv)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Ingest the files; return the process exit code (2 on an error a user can fix)."""
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings(lake=args.lake) if args.lake else Settings()
+        from aspen.lake.ingest import ingest_files
+        from aspen.spark.session import get_spark
+
+        report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files))
+    except AspenError as err:
+        print(f"ingest: {err}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(f"ingest: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Provenance state shared by the stateful operators: tuple → formula, indexed by variable.
+
+A deletion touches only the tuples whose formula may mention a dead variable (design.md "Known
+performance risk"): the index maps each variable to a *superset* of the tuples mentioning it
+(supports only grow between restrictions; stale entries are skipped).
+
+>>> from aspen.provenance import ProvenanceManager
+>>> m = ProvenanceManager(backend="python")
+>>> s = ProvenanceStore(m)
+>>> s.add(("a", "b"), m.var("p1"))[0] is None
+True
+>>> _ = s.add(("a", "c"), m.and_(m.var("p1"), m.var("p2")))
+>>> sorted(t for t, _, new in s.restrict({"p2"}) if m.is_false(new))
+[('a', 'c')]
+>>> sorted(s)
+[('a', 'b')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from aspen.provenance.bdd import Formula, ProvenanceManager
+
+__all__ = ["ProvenanceStore"]
+
+
+class ProvenanceStore:
+    """A map tuple → non-false formula with a variable → tuples index."""
+
+    __slots__ = ("manager", "data", "index")
+
+    def __init__(self, manager: ProvenanceManager) -> None:
+        self.manager = manager
+        self.data: dict[tuple, Formula] = {}
+        self.index: dict[str, set[tuple]] = {}
+
+    # -- mapping protocol ---------------------------------------------------------------------
+    def __contains__(self, key: object) -> bool:
+        return key in self.data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.data)
+
+    def __getitem__(self, key: tuple) -> Formula:
+        return self.data[key]
+
+    def get(self, key: tuple) -> Formula | None:
+        return self.data.get(key)
+
+    def items(self) -> Iterable[tuple[tuple, Formula]]:
+        return self.data.items()
+
+    # -- updates ------------------------------------------------------------------------------
+    def _index(self, key: tuple, formula: Formula) -> None:
+        index = self.index
+        for name in self.manager.bdd.support(formula):
+            bucket = index.get(name)
+            if bucket is None:
+                index[name] = {key}
+            else:
+                bucket.add(key)
+
+    def add(self, key: tuple, pv: Formula) -> tuple[Formula | None, Formula]:
+        """OR ``pv`` into the entry of ``key``; return (old or None, new)."""
+        old = self.data.get(key)
+        if old is None:
+            self.data[key] = pv
+            self._index(key, pv)
+            return None, pv
+        new = old | pv
+        if new != old:
+            self.data[key] = new
+            self._index(key, pv)
+        return old, new
+
+    def set(self, key: tuple, formula: Formula) -> None:
+        """Replace the entry of ``key`` (``formula`` must not be false)."""
+        self.data[key] = formula
+        self._index(key, formula)
+
+    def pop(self, key: tuple) -> Formula | None:
+        """Remove and return the entry of ``key`` (index entries go stale, harmlessly)."""
+        return self.data.pop(key, None)
+
+    def clear(self) -> None:
+        self.data.clear()
+        self.index.clear()
+
+    def restrict(self, dead: Iterable[str]) -> list[tuple[tuple, Formula, Formula]]:
+        """Set the ``dead`` variables to false everywhere (decision 1).
+
+        Returns (key, old, new) for every entry that changed; entries that became false are
+        removed from the store (``new`` is then the false formula).
+        """
+        dead = [name for name in dead if name in self.index]
+        if not dead:
+            return []
+        keys: set[tuple] = set()
+        for name in dead:
+            keys |= self.index.pop(name)
+        manager = self.manager
+        values = {name: False for name in dead}
+        let = manager.bdd.let
+        false = manager.false
+        changed: list[tuple[tuple, Formula, Formula]] = []
+        data = self.data
+        for key in keys:
+            old = data.get(key)
+            if old is None:
+                continue
+            new = let(values, old)
+            if new == old:
+                continue
+            if new == false:
+                del data[key]
+            else:
+                data[key] = new
+            changed.append((key, old, new))
+        return changed

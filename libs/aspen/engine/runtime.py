@@ -1,0 +1,424 @@
+"""The in-process runtime: N logical nodes running the same dataflow, FIFO channels between them.
+
+Every node holds one instance of each operator of the compiled :class:`~aspen.engine.plan.Dataflow`
+(hash partitioning on the first attribute with :func:`aspen.engine.partitioning.owner`). Updates
+travel as messages on FIFO channels, one per (sender, receiver) pair; delivering a message runs one
+operator, whose outputs are routed by the plan (pipelined semi-naive evaluation: each update meets
+only the state that arrived before it). A batch runs to quiescence. With ``shuffle_seed`` the next
+channel to deliver from is chosen at random (per-channel FIFO is kept), to test order independence.
+
+Deletions (decisions 1-2): the dead variables are broadcast to every node, and every stateful
+operator restricts its state with them before any insertion of the batch; the DELs operators emit
+because a variable died are therefore not shipped (the receivers restricted themselves), while
+alternatives (lazy MinShip), promotions (AggSel) and retractions are. In eager mode the MinShip
+timer fires whenever the channels are empty, until nothing is buffered; in lazy mode buffers are
+shipped only when needed, or by :meth:`LocalRuntime.flush`.
+
+>>> from aspen.engine.batch import Batch, BaseFact
+>>> rt = LocalRuntime(views=("reachable",), partitions=2, backend="python")
+>>> d = rt.apply(Batch(inserts=(BaseFact("link", ("a", "b", 1.0), "v1"),
+...                             BaseFact("link", ("b", "c", 1.0), "v2"))))
+>>> sorted(d["reachable"].inserted)
+[('a', 'b'), ('a', 'c'), ('b', 'c')]
+>>> sorted(rt.apply(Batch(deletes=frozenset({"v2"})))["reachable"].deleted)
+[('a', 'c'), ('b', 'c')]
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
+from aspen.engine.factory import build_operator, resolve_rule
+from aspen.engine.metrics import RuntimeMetrics
+from aspen.engine.operators.base import FormulaCodec, Operator
+from aspen.engine.partitioning import owner
+from aspen.engine.plan import Dataflow, PlanChoices, Route, ViewOutput
+from aspen.engine.records import DEL, INS, Update
+from aspen.errors import EngineError, UnknownViewError
+from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.views import VIEW_LAYOUTS, build_dataflow, check_views
+
+__all__ = ["LocalRuntime", "ViewDelta"]
+
+_STATE_VERSION = 1
+_Message = tuple[str, str, Update]  # (operator, port, update)
+
+
+@dataclass
+class ViewDelta:
+    """The net change of one view's tuple set over a batch."""
+
+    inserted: set[tuple] = field(default_factory=set)
+    deleted: set[tuple] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserted or self.deleted)
+
+
+class LocalRuntime:
+    """Aspen's operators on ``partitions`` logical nodes in this process."""
+
+    def __init__(
+        self,
+        views: Iterable[str] = ("reachable",),
+        partitions: int = 4,
+        mode: str = "lazy",
+        batch_size: int | None = None,
+        aggsel: bool | str = True,
+        backend: str | None = None,
+        shuffle_seed: int | None = None,
+        k: float = 20.0,
+        measure_bytes: bool = True,
+        *,
+        choices: PlanChoices | None = None,
+    ) -> None:
+        if not isinstance(partitions, int) or partitions < 1:
+            raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
+        self.views = check_views(views)
+        self.choices = choices or PlanChoices(mode=mode, batch_size=batch_size, aggsel=aggsel, k=k)
+        self.dataflow: Dataflow = build_dataflow(self.views, self.choices)
+        self.partitions = partitions
+        self.shuffle_seed = shuffle_seed
+        self.measure_bytes = measure_bytes
+        self.manager = ProvenanceManager(backend)
+        self.nodes: list[dict[str, Operator]] = [
+            {spec.name: build_operator(spec, self.manager, runtime=True) for spec in self.dataflow.ops}
+            for _ in range(partitions)
+        ]
+        self._op_order = [spec.name for spec in self.dataflow.ops]
+        self._routes: dict[str, list[tuple[Route, Callable[[tuple], Any] | None]]] = {
+            spec.name: [(r, self._route_rule(r)) for r in spec.routes] for spec in self.dataflow.ops
+        }
+        self._sources: dict[str, list[tuple[Route, Callable[[tuple], Any] | None]]] = {
+            src.relation: [(r, self._route_rule(r)) for r in src.routes]
+            for src in self.dataflow.sources
+        }
+        self._outputs: dict[str, ViewOutput] = {o.view: o for o in self.dataflow.outputs}
+        self._fifo: deque[tuple[int, _Message]] = deque()           # unshuffled: one global FIFO
+        self._channels: dict[tuple[int, int], deque[_Message]] = {}   # shuffled: per channel
+        self._ready: list[tuple[int, int]] = []
+        self._rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
+        self.facts: dict[str, BaseFact] = {}
+        self.metrics = RuntimeMetrics.for_nodes(partitions)
+
+    # -- public API --------------------------------------------------------------------------
+    @property
+    def live_vars(self) -> set[str]:
+        """The live base variables (insertion instances not deleted)."""
+        return set(self.facts)
+
+    @property
+    def mode(self) -> str:
+        return self.choices.mode
+
+    def apply(self, batch: Batch) -> dict[str, ViewDelta]:
+        """Apply one batch (deletions first, then insertions) and run to quiescence."""
+        start = time.perf_counter()
+        self._check(batch)
+        before = {v: set(self._read(v)) for v in self.views}
+        dead = frozenset(v for v in batch.deletes if v in self.facts)
+        if dead:
+            self._broadcast_deletion(dead)
+        for fact in batch.inserts:
+            self._insert(fact)
+        self._quiesce()
+        self.metrics.batches += 1
+        self.metrics.wall_s += time.perf_counter() - start
+        deltas: dict[str, ViewDelta] = {}
+        for v in self.views:
+            after = set(self._read(v))
+            deltas[v] = ViewDelta(after - before[v], before[v] - after)
+        return deltas
+
+    def flush(self) -> None:
+        """Ship every MinShip buffer and run to quiescence (exact provenance in lazy mode)."""
+        start = time.perf_counter()
+        self._drain()
+        while self._fire_timer():
+            self._drain()
+        self.metrics.wall_s += time.perf_counter() - start
+
+    def view(self, name: str) -> dict[tuple, Formula | None]:
+        """The view's tuples → formula (a support formula or None for aggregates; see views)."""
+        if name not in VIEW_LAYOUTS:
+            raise UnknownViewError(f"unknown view {name!r}; known views: {', '.join(VIEW_LAYOUTS)}")
+        if name not in self._outputs:
+            raise UnknownViewError(
+                f"view {name!r} is not maintained by this runtime (views: {', '.join(self.views)})"
+            )
+        return self._read(name)
+
+    def state_bytes(self) -> int:
+        """Estimated operator state (encoded provenance + tuple text), per node into metrics."""
+        total = 0
+        for index, ops in enumerate(self.nodes):
+            sizes: dict[int, int] = {}
+            node_total = 0
+            for op in ops.values():
+                for values, formula in op.formulas():
+                    key = int(formula)
+                    size = sizes.get(key)
+                    if size is None:
+                        size = sizes[key] = len(self.manager.encode(formula))
+                    node_total += size + len(repr(values))
+            self.metrics.nodes[index].state_bytes = node_total
+            total += node_total
+        return total
+
+    def operator(self, node: int, name: str) -> Operator:
+        """The instance of operator ``name`` on ``node`` (for tests and inspection)."""
+        return self.nodes[node][name]
+
+    # -- persistence -------------------------------------------------------------------------
+    def dump_state(self) -> bytes:
+        """Every operator's state, the live facts and the metrics, as bytes (provenance via the
+        byte codec, never ``to_expr``). Call between batches (channels are then empty)."""
+        if self._fifo or self._ready:
+            raise EngineError("dump_state needs a quiescent runtime (messages are in flight)")
+        codec = FormulaCodec(self.manager)
+        nodes = [{name: op.dump_state(codec) for name, op in ops.items()} for ops in self.nodes]
+        payload = {
+            "version": _STATE_VERSION,
+            "views": self.views,
+            "choices": self.choices,
+            "partitions": self.partitions,
+            "shuffle_seed": self.shuffle_seed,
+            "rng": self._rng.getstate() if self._rng else None,
+            "measure_bytes": self.measure_bytes,
+            "order": self.manager.order,
+            "facts": list(self.facts.values()),
+            "metrics": self.metrics,
+            "formulas": codec.table,
+            "nodes": nodes,
+        }
+        return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def load_state(cls, data: bytes, backend: str | None = None) -> LocalRuntime:
+        """Rebuild a runtime from :meth:`dump_state` bytes (our own state files only: pickle)."""
+        try:
+            payload = pickle.loads(data)
+        except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state file
+            raise EngineError(f"cannot read runtime state: {err}") from err
+        if not isinstance(payload, dict) or payload.get("version") != _STATE_VERSION:
+            raise EngineError("not an Aspen local-runtime state (or an unsupported version)")
+        rt = cls(views=payload["views"], partitions=payload["partitions"], backend=backend,
+                 shuffle_seed=payload["shuffle_seed"], measure_bytes=payload["measure_bytes"],
+                 choices=payload["choices"])
+        if payload["rng"] is not None and rt._rng is not None:
+            rt._rng.setstate(payload["rng"])
+        if payload["order"]:
+            rt.manager.set_order(payload["order"])
+        codec = FormulaCodec(rt.manager, payload["formulas"])
+        for ops, states in zip(rt.nodes, payload["nodes"], strict=True):
+            for name, state in states.items():
+                ops[name].load_state(state, codec)
+        rt.facts = {f.var: f for f in payload["facts"]}
+        rt.metrics = payload["metrics"]
+        return rt
+
+    # -- batches -----------------------------------------------------------------------------
+    def _check(self, batch: Batch) -> None:
+        seen: set[str] = set()
+        for fact in batch.inserts:
+            layout = BASE_RELATIONS.get(fact.relation)
+            if layout is None:
+                raise EngineError(
+                    f"unknown base relation {fact.relation!r}; known: {sorted(BASE_RELATIONS)}"
+                )
+            if len(fact.values) != len(layout):
+                raise EngineError(
+                    f"{fact.relation} takes {len(layout)} values {layout}, got {fact.values!r}"
+                )
+            if fact.var in self.facts and fact.var not in batch.deletes or fact.var in seen:
+                raise EngineError(f"variable {fact.var!r} is already live; every insertion "
+                                  "instance needs a fresh variable")
+            seen.add(fact.var)
+
+    def _broadcast_deletion(self, dead: frozenset[str]) -> None:
+        origins: dict[int, int] = {}
+        for var in dead:
+            node = owner(self.facts[var].values[0], self.partitions)
+            origins[node] = origins.get(node, 0) + 1
+        for node in origins:  # one notice from each origin to every other node
+            m = self.metrics.nodes[node]
+            m.messages += self.partitions - 1
+            m.deletion_notices += self.partitions - 1
+        for index, ops in enumerate(self.nodes):
+            started = time.perf_counter()
+            for name in self._op_order:
+                outs = ops[name].delete_vars(dead)
+                if outs:
+                    self._route(index, name, outs)
+            self.metrics.nodes[index].time_s += time.perf_counter() - started
+        for var in dead:
+            del self.facts[var]
+
+    def _insert(self, fact: BaseFact) -> None:
+        self.facts[fact.var] = fact
+        routes = self._sources.get(fact.relation)
+        pv = self.manager.var(fact.var)
+        if not routes:
+            return
+        node = owner(fact.values[0], self.partitions)
+        self._route_with(node, routes, [Update(INS, fact.relation, tuple(fact.values), pv)])
+
+    # -- message passing ---------------------------------------------------------------------
+    @staticmethod
+    def _route_rule(route: Route) -> Callable[[tuple], Any] | None:
+        if route.rule is None or route.rule == "":
+            return None
+        return resolve_rule((route.rule, route.rule_params))
+
+    def _route(self, node: int, op_name: str, outs: list[Update]) -> None:
+        self._route_with(node, self._routes[op_name], outs)
+
+    def _route_with(self, node: int, routes: list[tuple[Route, Callable | None]],
+                    outs: list[Update]) -> None:
+        partitions = self.partitions
+        for update in outs:
+            if update.op == DEL and update.deleted:
+                continue  # every node restricted itself (broadcast); nothing to ship
+            for route, fn in routes:
+                if fn is not None:
+                    values = fn(update.tuple)
+                    if values is None:
+                        continue
+                    message = Update(update.op, update.relation, values, update.pv, update.deleted)
+                else:
+                    values = update.tuple
+                    message = update
+                by = route.by
+                if by == "local":
+                    self._send(node, node, route.target, route.port, message)
+                elif by == "owner":
+                    self._send(node, owner(values[route.attr], partitions), route.target,
+                               route.port, message)
+                elif by == "broadcast":
+                    for dest in range(partitions):
+                        self._send(node, dest, route.target, route.port, message)
+                else:  # "node"
+                    self._send(node, route.attr % partitions, route.target, route.port, message)
+
+    def _send(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
+        metrics = self.metrics.nodes[src]
+        if src != dst:
+            metrics.messages += 1
+            metrics.tuples += 1
+            if self.measure_bytes and update.pv is not None:
+                metrics.prov_bytes += len(self.manager.encode(update.pv))
+        else:
+            metrics.local_deliveries += 1
+        message = (target, port, update)
+        if self._rng is None:
+            self._fifo.append((dst, message))
+            return
+        channel = (src, dst)
+        queue = self._channels.get(channel)
+        if queue is None:
+            queue = self._channels[channel] = deque()
+        if not queue:
+            self._ready.append(channel)
+        queue.append(message)
+
+    def _next(self) -> tuple[int, _Message] | None:
+        if self._rng is None:
+            return self._fifo.popleft() if self._fifo else None
+        if not self._ready:
+            return None
+        i = self._rng.randrange(len(self._ready))
+        channel = self._ready[i]
+        queue = self._channels[channel]
+        message = queue.popleft()
+        if not queue:
+            self._ready[i] = self._ready[-1]
+            self._ready.pop()
+        return channel[1], message
+
+    def _drain(self) -> None:
+        nodes = self.nodes
+        node_metrics = self.metrics.nodes
+        clock = time.perf_counter
+        while True:
+            item = self._next()
+            if item is None:
+                return
+            dst, (target, port, update) = item
+            started = clock()
+            outs = nodes[dst][target].process(port, update)
+            if outs:
+                self._route(dst, target, outs)
+            m = node_metrics[dst]
+            m.processed += 1
+            m.time_s += clock() - started
+
+    def _fire_timer(self) -> bool:
+        """Flush every buffering operator once; True if anything was shipped."""
+        shipped = False
+        for index, ops in enumerate(self.nodes):
+            for name in self._op_order:
+                op = ops[name]
+                if op.pending():
+                    outs = op.flush()
+                    if outs:
+                        shipped = True
+                        self._route(index, name, outs)
+        if shipped:
+            self.metrics.flush_rounds += 1
+        return shipped
+
+    def _quiesce(self) -> None:
+        self._drain()
+        if self.choices.mode == "eager":
+            while self._fire_timer():
+                self._drain()
+
+    # -- reading views -----------------------------------------------------------------------
+    def _read(self, name: str) -> dict[tuple, Formula | None]:
+        spec = self._outputs[name]
+        reader = spec.reader
+        with_formulas = spec.param("formulas", True)
+        out: dict[tuple, Formula | None] = {}
+
+        def put(key: tuple, formula: Formula) -> None:
+            if not with_formulas:
+                out[key] = None
+                return
+            old = out.get(key)
+            out[key] = formula if old is None else old | formula
+
+        for ops in self.nodes:
+            if reader == "fixpoint":
+                for key, formula in ops[spec.ops[0]].formulas():
+                    put(key, formula)
+            elif reader == "aggregate":
+                for key, formula in ops[spec.ops[0]].rows().items():
+                    put(key, formula)
+            elif reader == "argbest":
+                sel = ops[spec.ops[0]]
+                project = spec.param("project")
+                for bests in sel.best.values():
+                    for _value, tied in bests:
+                        for values in tied:
+                            key = tuple(values[i] for i in project) if project else values
+                            put(key, sel.store[values])
+            elif reader == "pairs":
+                cheap, few = ops[spec.ops[0]], ops[spec.ops[1]]
+                for group, cheap_bests in cheap.best.items():
+                    few_bests = few.best.get(group)
+                    if not few_bests:
+                        continue
+                    for c in cheap_bests[0][1]:
+                        for f in few_bests[0][1]:
+                            put((c[0], c[1], c[2], c[3], f[2], f[4]),
+                                cheap.store[c] & few.store[f])
+            else:
+                raise EngineError(f"unknown view reader {reader!r}")
+        return out

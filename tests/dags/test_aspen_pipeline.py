@@ -1,0 +1,158 @@
+"""The aspen_pipeline DAG: it parses, its shape, its helpers, and one real dag.test() run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.airflow
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DAG_FILE = REPO_ROOT / "dags" / "aspen_pipeline.py"
+
+
+def _dag_module():
+    spec = importlib.util.spec_from_file_location("aspen_pipeline_under_test", DAG_FILE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_dags_folder_has_no_import_errors(dagbag) -> None:
+    assert dagbag.import_errors == {}
+    assert "aspen_pipeline" in dagbag.dag_ids
+
+
+def test_dag_file_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, runpy; runpy.run_path(sys.argv[1]); "
+        "heavy = [m for m in ('pyspark', 'delta', 'deltalake', 'pandas', 'streamlit') "
+        "if m in sys.modules]; print('HEAVY=' + ','.join(heavy))"
+    )
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(DAG_FILE)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    heavy = [line for line in result.stdout.splitlines() if line.startswith("HEAVY=")]
+    assert heavy == ["HEAVY="]
+
+
+def test_tasks_run_ingest_then_apply_then_publish(dagbag) -> None:
+    dag = dagbag.dags["aspen_pipeline"]
+    assert set(dag.task_dict) == {"ingest", "apply", "publish"}
+    assert dag.task_dict["ingest"].downstream_task_ids == {"apply"}
+    assert dag.task_dict["apply"].downstream_task_ids == {"publish"}
+    assert dag.task_dict["publish"].downstream_task_ids == set()
+    assert dag.catchup is False
+    assert dag.max_active_runs == 1
+    assert all(task.retries >= 1 for task in dag.tasks)
+    if "ASPEN_PIPELINE_SCHEDULE" not in os.environ:
+        assert dag.timetable.expression == "*/5 * * * *"
+
+
+def test_schedule_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _dag_module()
+    monkeypatch.delenv("ASPEN_PIPELINE_SCHEDULE", raising=False)
+    assert module._schedule() == "*/5 * * * *"
+    monkeypatch.setenv("ASPEN_PIPELINE_SCHEDULE", "@hourly")
+    assert module._schedule() == "@hourly"
+    monkeypatch.setenv("ASPEN_PIPELINE_SCHEDULE", "none")
+    assert module._schedule() is None
+
+
+def test_tasks_declare_the_delta_tables_as_assets(dagbag) -> None:
+    dag = dagbag.dags["aspen_pipeline"]
+    names = {t: {a.name for a in dag.task_dict[t].outlets} for t in dag.task_dict}
+    assert names["ingest"] == {"aspen.updates", "aspen.quarantine"}
+    assert {"aspen.link", "aspen.sensor", "aspen.triggered", "aspen.region_seed"} <= names["apply"]
+    assert names["publish"] == {"aspen.summary"}
+    summary = dag.task_dict["publish"].outlets[0]
+    assert summary.uri.startswith("file:///") and summary.uri.endswith("/summary")
+
+
+def test_inbox_files_takes_only_update_files_at_the_top(tmp_path: Path) -> None:
+    module = _dag_module()
+    assert module.inbox_files(tmp_path / "missing") == []
+    (tmp_path / "b.jsonl").write_text("{}\n")
+    (tmp_path / "a.csv").write_text("op\n")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "old.jsonl").write_text("{}\n")
+    assert [p.name for p in module.inbox_files(tmp_path)] == ["a.csv", "b.jsonl"]
+
+
+def test_spark_submit_command_uses_spark_master_only_when_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = _dag_module()
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    command = module.spark_submit_command("publish", "--lake", "file:///l")
+    assert "--master" not in command
+    assert command[0].endswith("spark-submit")
+    assert command[-3:] == [str(REPO_ROOT / "jobs" / "publish.py"), "--lake", "file:///l"][-3:]
+    assert command[-3].endswith("jobs/publish.py")
+    jars = command[command.index("--jars") + 1].split(",")
+    assert any("delta-spark" in j for j in jars) and any("delta-storage" in j for j in jars)
+    monkeypatch.setenv("SPARK_MASTER", "spark://somewhere:7077")
+    command = module.spark_submit_command("apply")
+    assert command[1:3] == ["--master", "spark://somewhere:7077"]
+
+
+LINK_UPDATES = [
+    {"op": "insert", "relation": "link", "src": "n1", "dst": "n2", "cost": 2.0, "ttl_s": 600},
+    {"op": "insert", "relation": "link", "src": "n2", "dst": "n3", "cost": 1.5},
+    {"op": "insert", "relation": "link", "src": "n3", "dst": "n1", "cost": 4.0},
+    {"op": "insert", "relation": "link", "src": "n1", "dst": "n3", "cost": 9.0},
+    {"op": "delete", "relation": "link", "src": "n1", "dst": "n3"},
+]
+
+
+@pytest.mark.slow
+def test_dag_test_runs_the_pipeline_end_to_end(
+    airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for job in ("ingest", "apply", "publish"):
+        if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
+            pytest.fail(f"jobs/{job}.py does not exist yet")
+    from airflow.utils.state import DagRunState, TaskInstanceState
+    from deltalake import DeltaTable
+
+    lake, inbox = tmp_path / "lake", tmp_path / "inbox"
+    inbox.mkdir()
+    lines = [json.dumps(r) for r in LINK_UPDATES] + ["this is not json"]
+    (inbox / "links.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setenv("ASPEN_LAKE", str(lake))
+    monkeypatch.setenv("SPARK_MASTER", "local[2]")
+
+    dag = dagbag.dags["aspen_pipeline"]
+    monkeypatch.delenv("ASPEN_INBOX", raising=False)  # the inbox defaults to <lake>/../inbox
+    run = dag.test(run_conf={"lake": str(lake)})
+
+    states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+    assert states == {t: TaskInstanceState.SUCCESS for t in ("ingest", "apply", "publish")}
+    assert run.state == DagRunState.SUCCESS
+    assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
+    assert [p.name for p in inbox.glob("done/*/*")] == ["links.jsonl"]
+
+    links = DeltaTable(str(lake / "link")).to_pandas()
+    assert set(zip(links["src"], links["dst"], strict=True)) == {
+        ("n1", "n2"),
+        ("n2", "n3"),
+        ("n3", "n1"),
+    }
+    summary = DeltaTable(str(lake / "summary")).to_pandas().set_index("name")
+    assert summary.loc["link", "row_count"] == 3
+    assert summary.loc["updates", "row_count"] >= 5
+    assert summary.loc["quarantine", "row_count"] == 1
+    assert "summary" not in summary.index
