@@ -14,7 +14,7 @@ K = 20.0
 VIEWS = ("reachable", "active_region")
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(program=mixed_programs(),
        partitions=st.sampled_from([1, 4, 12]))
 def test_dred_relative_and_absorption_agree(program, partitions):

@@ -12,7 +12,7 @@ K = 20.0
 VIEWS = ("reachable", "active_region")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(program=mixed_programs(max_batches=8),
        partitions=st.sampled_from([1, 4, 12]))
 def test_dred_and_relative_match_the_oracle(program, partitions):

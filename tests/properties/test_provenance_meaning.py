@@ -33,7 +33,7 @@ def run_then_check_meaning(program, views, mode, partitions, shuffle_seed):
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(program=network_programs(max_batches=3, max_ops=3, setup=6),
        partitions=st.sampled_from([1, 4, 12]), shuffle_seed=st.one_of(st.none(), st.integers()))
 def test_reachable_formulas_mean_derivability(mode, program, partitions, shuffle_seed):
@@ -41,7 +41,7 @@ def test_reachable_formulas_mean_derivability(mode, program, partitions, shuffle
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(program=region_programs(max_batches=3, max_ops=3),
        partitions=st.sampled_from([1, 4, 12]), shuffle_seed=st.one_of(st.none(), st.integers()))
 def test_region_formulas_mean_derivability(mode, program, partitions, shuffle_seed):

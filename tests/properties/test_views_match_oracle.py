@@ -45,7 +45,7 @@ def run_and_check(program, views, *, mode, aggsel, partitions, shuffle_seed):
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(program=network_programs(), partitions=partitions, shuffle_seed=shuffle_seeds)
 def test_reachable(mode, program, partitions, shuffle_seed):
     run_and_check(program, ("reachable",), mode=mode, aggsel=True, partitions=partitions,
@@ -54,7 +54,7 @@ def test_reachable(mode, program, partitions, shuffle_seed):
 
 @pytest.mark.parametrize("aggsel", [True, False, "single"])
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(program=network_programs(max_batches=5, max_ops=4), partitions=partitions,
        shuffle_seed=shuffle_seeds)
 def test_shortest_path_family(mode, aggsel, program, partitions, shuffle_seed):
@@ -66,7 +66,7 @@ def test_shortest_path_family(mode, aggsel, program, partitions, shuffle_seed):
 
 @pytest.mark.parametrize("aggsel", [True, False, "single"])
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(program=region_programs(), partitions=partitions, shuffle_seed=shuffle_seeds)
 def test_region_family(mode, aggsel, program, partitions, shuffle_seed):
     run_and_check(program, REGION_VIEWS, mode=mode, aggsel=aggsel, partitions=partitions,
@@ -74,7 +74,7 @@ def test_region_family(mode, aggsel, program, partitions, shuffle_seed):
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(program=mixed_programs(max_batches=4),
        partitions=partitions, shuffle_seed=shuffle_seeds,
        aggsel=st.sampled_from([True, False]))
@@ -83,7 +83,7 @@ def test_all_views_together(mode, aggsel, program, partitions, shuffle_seed):
                   shuffle_seed=shuffle_seed)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(program=mixed_programs(max_batches=4))
 def test_order_and_partition_independence(program):
     """Final views are the same for every partition count and arrival order (§7 item 18)."""

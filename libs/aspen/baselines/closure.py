@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from aspen.baselines.scratch import base_state
+from aspen.baselines.scratch import VIEWS, base_state
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.partitioning import owner
 from aspen.errors import ConfigError, NotBuiltYetError, UnknownViewError
@@ -37,7 +37,9 @@ from aspen.errors import ConfigError, NotBuiltYetError, UnknownViewError
 __all__ = [
     "CLOSURE_VIEWS",
     "BaselineMetrics",
+    "ClosureMaintainer",
     "ClosureProgram",
+    "ClosureRuntime",
     "FactStore",
     "Network",
     "NodeCounters",
@@ -333,8 +335,6 @@ def make_program(view: str, net: Network, k: float) -> ClosureProgram:
         return ReachableProgram(net, k)
     if view == "active_region":
         return RegionProgram(net, k)
-    from aspen.baselines.scratch import VIEWS
-
     if view in VIEWS:
         raise NotBuiltYetError(
             f"the baselines maintain only {', '.join(CLOSURE_VIEWS)}; {view!r} is not one of them"

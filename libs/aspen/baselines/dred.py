@@ -25,7 +25,14 @@ Every tuple crossing nodes is counted; receivers drop duplicates (set semantics)
 
 from __future__ import annotations
 
-from aspen.baselines.closure import ClosureMaintainer, ClosureRuntime, Pair, PairIndex, ViewChange
+from aspen.baselines.closure import (
+    ClosureMaintainer,
+    ClosureProgram,
+    ClosureRuntime,
+    Pair,
+    PairIndex,
+    ViewChange,
+)
 
 __all__ = ["DRedMaintainer", "DRedRuntime"]
 
@@ -33,7 +40,7 @@ __all__ = ["DRedMaintainer", "DRedRuntime"]
 class DRedMaintainer(ClosureMaintainer):
     """DRed over one closure view."""
 
-    def __init__(self, program) -> None:  # noqa: ANN001 - ClosureProgram
+    def __init__(self, program: ClosureProgram) -> None:
         super().__init__(program)
         #: tuples over-deleted / re-derived by the last batch (for inspection and tests)
         self.last_overdeleted: set[Pair] = set()

@@ -212,8 +212,8 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     conf["spark.jars"] = ",".join(jars)
     conf.update(extra_conf or {})
     if _runs_locally(master) and not os.environ.get("PYSPARK_PYTHON"):
-        # local workers must import aspen: use this interpreter (a cluster sets its own)
-        conf.setdefault("spark.pyspark.python", sys.executable)
+        # local Python workers must import aspen: use this interpreter (a cluster sets its own)
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
