@@ -1,8 +1,9 @@
 """Aspen pipeline: ingest the inbox → apply to the base tables → publish the lake summary.
 
 Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
-running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master comes from ``SPARK_MASTER`` when it
-is set, otherwise from spark-submit's own defaults. Nothing heavy is imported at parse time.
+running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master
+comes from ``SPARK_MASTER`` when it is set, otherwise from spark-submit's own defaults (or
+``spark-defaults.conf``). Nothing heavy is imported at parse time.
 
 Configuration (Airflow Params win over the environment, read when the task runs):
 

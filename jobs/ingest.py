@@ -37,9 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings(lake=args.lake) if args.lake else Settings()
-        from aspen.lake.ingest import ingest_files
+        from aspen.lake.ingest import check_inputs, ingest_files
         from aspen.spark.session import get_spark
 
+        check_inputs(list(args.files))
         report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files))
     except AspenError as err:
         print(f"ingest: {err}", file=sys.stderr)

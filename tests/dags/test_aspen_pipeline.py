@@ -136,6 +136,8 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     monkeypatch.setenv("SPARK_MASTER", "local[2]")
 
     dag = dagbag.dags["aspen_pipeline"]
+    for task in dag.tasks:  # a failure should fail the test now, not after retry delays
+        monkeypatch.setattr(task, "retries", 0)
     monkeypatch.delenv("ASPEN_INBOX", raising=False)  # the inbox defaults to <lake>/../inbox
     run = dag.test(run_conf={"lake": str(lake)})
 

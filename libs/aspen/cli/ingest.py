@@ -29,10 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest ``args.files`` into the lake of ``settings``; print per-file counts."""
-    from aspen.lake.ingest import guess_format, ingest_files
+    from aspen.lake.ingest import check_inputs, ingest_files
 
-    for path in args.files:  # fail on a bad suffix before starting Spark
-        guess_format(path)
+    check_inputs(list(args.files))  # a missing file fails in one line, before Spark starts
     from aspen.spark.session import get_spark
 
     report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files))

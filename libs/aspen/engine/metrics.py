@@ -3,7 +3,8 @@
 A *message* is one send on a channel between two different nodes (a shipped update, or one
 variable-deletion notice of a broadcast); *tuples* counts the view/derived tuples among them;
 *prov_bytes* is ``len(manager.encode(pv))`` of the shipped formulas (when measured). Deliveries to
-the same node are counted apart (``local_deliveries``) and are not communication.
+the same node are counted apart (``local_deliveries``) and are not communication; ``coalesced``
+counts INS merged into one already queued on the same channel (not shipped separately).
 
 >>> m = RuntimeMetrics.for_nodes(2)
 >>> m.nodes[0].messages += 3
@@ -28,6 +29,7 @@ class NodeMetrics:
     prov_bytes: int = 0
     deletion_notices: int = 0
     local_deliveries: int = 0
+    coalesced: int = 0
     processed: int = 0
     state_bytes: int = 0
     time_s: float = 0.0

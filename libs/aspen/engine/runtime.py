@@ -4,7 +4,9 @@ Every node holds one instance of each operator of the compiled :class:`~aspen.en
 (hash partitioning on the first attribute with :func:`aspen.engine.partitioning.owner`). Updates
 travel as messages on FIFO channels, one per (sender, receiver) pair; delivering a message runs one
 operator, whose outputs are routed by the plan (pipelined semi-naive evaluation: each update meets
-only the state that arrived before it). A batch runs to quiescence. With ``shuffle_seed`` the next
+only the state that arrived before it). A batch runs to quiescence. With ``coalesce`` (default) an
+INS queued on a channel absorbs later INS of the same tuple for the same operator (one message,
+the OR of the derivations), unless a retraction of that tuple was queued in between. With ``shuffle_seed`` the next
 channel to deliver from is chosen at random (per-channel FIFO is kept), to test order independence.
 
 Deletions (decisions 1-2): the dead variables are broadcast to every node, and every stateful
@@ -48,7 +50,6 @@ from aspen.views import VIEW_LAYOUTS, build_dataflow, check_views
 __all__ = ["LocalRuntime", "ViewDelta"]
 
 _STATE_VERSION = 1
-_Message = tuple[str, str, Update]  # (operator, port, update)
 
 
 @dataclass
@@ -78,6 +79,7 @@ class LocalRuntime:
         measure_bytes: bool = True,
         *,
         choices: PlanChoices | None = None,
+        coalesce: bool = True,
     ) -> None:
         if not isinstance(partitions, int) or partitions < 1:
             raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
@@ -101,8 +103,10 @@ class LocalRuntime:
             for src in self.dataflow.sources
         }
         self._outputs: dict[str, ViewOutput] = {o.view: o for o in self.dataflow.outputs}
-        self._fifo: deque[tuple[int, _Message]] = deque()           # unshuffled: one global FIFO
-        self._channels: dict[tuple[int, int], deque[_Message]] = {}   # shuffled: per channel
+        self.coalesce = coalesce
+        self._fifo: deque[list] = deque()                     # unshuffled: one global FIFO
+        self._channels: dict[tuple[int, int], deque[list]] = {}  # shuffled: one FIFO per channel
+        self._pending: dict[tuple, list] = {}                 # queued INS by (channel, op, tuple)
         self._ready: list[tuple[int, int]] = []
         self._rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
         self.facts: dict[str, BaseFact] = {}
@@ -308,17 +312,25 @@ class LocalRuntime:
                     self._send(node, route.attr % partitions, route.target, route.port, message)
 
     def _send(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
-        metrics = self.metrics.nodes[src]
-        if src != dst:
-            metrics.messages += 1
-            metrics.tuples += 1
-            if self.measure_bytes and update.pv is not None:
-                metrics.prov_bytes += len(self.manager.encode(update.pv))
+        # Messages are counted when delivered, so that an INS merged into a queued INS of the
+        # same tuple for the same operator (``coalesce``) ships once, with the OR-ed provenance.
+        key = (src, dst, target, port, update.tuple)
+        pending = self._pending
+        if update.op == INS:
+            if self.coalesce:
+                queued = pending.get(key)
+                if queued is not None:
+                    merged = queued[4]
+                    queued[4] = Update(INS, merged.relation, merged.tuple, merged.pv | update.pv)
+                    self.metrics.nodes[src].coalesced += 1
+                    return
         else:
-            metrics.local_deliveries += 1
-        message = (target, port, update)
+            pending.pop(key, None)  # later INS must not jump over this retraction
+        item = [src, dst, target, port, update]
+        if update.op == INS and self.coalesce:
+            pending[key] = item
         if self._rng is None:
-            self._fifo.append((dst, message))
+            self._fifo.append(item)
             return
         channel = (src, dst)
         queue = self._channels.get(channel)
@@ -326,9 +338,9 @@ class LocalRuntime:
             queue = self._channels[channel] = deque()
         if not queue:
             self._ready.append(channel)
-        queue.append(message)
+        queue.append(item)
 
-    def _next(self) -> tuple[int, _Message] | None:
+    def _next(self) -> list | None:
         if self._rng is None:
             return self._fifo.popleft() if self._fifo else None
         if not self._ready:
@@ -336,21 +348,36 @@ class LocalRuntime:
         i = self._rng.randrange(len(self._ready))
         channel = self._ready[i]
         queue = self._channels[channel]
-        message = queue.popleft()
+        item = queue.popleft()
         if not queue:
             self._ready[i] = self._ready[-1]
             self._ready.pop()
-        return channel[1], message
+        return item
 
     def _drain(self) -> None:
         nodes = self.nodes
         node_metrics = self.metrics.nodes
+        pending = self._pending
         clock = time.perf_counter
+        measure = self.measure_bytes
+        encode = self.manager.encode
         while True:
             item = self._next()
             if item is None:
                 return
-            dst, (target, port, update) = item
+            src, dst, target, port, update = item
+            if update.op == INS and pending:
+                key = (src, dst, target, port, update.tuple)
+                if pending.get(key) is item:
+                    del pending[key]
+            sender = node_metrics[src]
+            if src != dst:
+                sender.messages += 1
+                sender.tuples += 1
+                if measure and update.pv is not None:
+                    sender.prov_bytes += len(encode(update.pv))
+            else:
+                sender.local_deliveries += 1
             started = clock()
             outs = nodes[dst][target].process(port, update)
             if outs:

@@ -205,17 +205,24 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     """
     from pyspark.sql import functions as F
 
-    for name in (tables.UPDATES, tables.INGEST_FILES, tables.VARIABLES, tables.APPLY_NOTES,
-                 tables.APPLY_STATE, *tables.BASE_TABLES):
-        tables.ensure_table(spark, settings, name)
-    last = last_applied_batch(spark, settings)
-    pending = sorted(
-        int(r[0])
-        for r in tables.read_table(spark, settings, tables.INGEST_FILES)
-        .where(F.col("batch_id") > last).select("batch_id").distinct().collect()
-    )
-    if not pending:
+    if not tables.table_exists(spark, settings, tables.INGEST_FILES):
         return ApplyReport(batches=[], updates=0)
+    if not tables.table_exists(spark, settings, tables.APPLY_STATE):  # a fresh lake
+        for name in (tables.VARIABLES, tables.APPLY_NOTES, *tables.BASE_TABLES):
+            tables.ensure_table(spark, settings, name)
+    last = last_applied_batch(spark, settings)
+    per_batch: dict[int, dict[str, int]] = {}
+    for row in (
+        tables.read_table(spark, settings, tables.INGEST_FILES)
+        .where(F.col("batch_id") > last).groupBy("batch_id").agg(F.sum("valid").alias("valid"))
+        .collect()
+    ):
+        per_batch[int(row["batch_id"])] = {
+            "updates": int(row["valid"]), "born": 0, "died": 0, "notes": 0
+        }
+    if not per_batch:
+        return ApplyReport(batches=[], updates=0)
+    pending = sorted(per_batch)
     through = pending[-1]
     updates = (
         tables.read_table(spark, settings, tables.UPDATES)
@@ -231,17 +238,24 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     instances = changes.where(F.col("row_kind") == "instance")
     notes = changes.where(F.col("row_kind") == "note")
 
-    per_batch: dict[int, dict[str, int]] = {b: {"updates": 0, "born": 0, "died": 0, "notes": 0}
-                                            for b in pending}
-    for row in updates.groupBy("batch_id").count().collect():
-        per_batch[int(row["batch_id"])]["updates"] = int(row["count"])
-    for column, counter in (("inserted_batch", "born"), ("deleted_batch", "died")):
-        for row in instances.where(F.col(column) > last).groupBy(column).count().collect():
-            per_batch[int(row[column])][counter] = int(row["count"])
-    note_rows = notes.orderBy("note_seq").select("note_batch", "note").collect()
-    for row in note_rows:
-        per_batch[int(row["note_batch"])]["notes"] += 1
-    relations = {r[0] for r in instances.select("relation").distinct().collect()}
+    summary = (
+        changes.groupBy("row_kind", "relation", "inserted_batch", "deleted_batch", "note_batch")
+        .count().collect()
+    )
+    relations: set[str] = set()
+    for row in summary:
+        if row["row_kind"] == "note":
+            per_batch[int(row["note_batch"])]["notes"] += int(row["count"])
+            continue
+        relations.add(str(row["relation"]))
+        if row["inserted_batch"] > last:
+            per_batch[int(row["inserted_batch"])]["born"] += int(row["count"])
+        if row["deleted_batch"] is not None:
+            per_batch[int(row["deleted_batch"])]["died"] += int(row["count"])
+    note_rows = (
+        notes.orderBy("note_seq").select("note").collect()
+        if any(c["notes"] for c in per_batch.values()) else []
+    )
 
     if relations:
         _merge_registry(spark, settings, instances)

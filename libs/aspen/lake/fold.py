@@ -148,8 +148,9 @@ def fold_key(group: pd.DataFrame) -> pd.DataFrame:
         out.append(record)
     frame = pd.DataFrame(out + notes, columns=list(FOLD_OUTPUT_COLUMNS))
     for name in ("inserted_batch", "inserted_seq", "deleted_batch", "deleted_seq",
-                 "note_batch", "note_seq", "born"):
-        frame[name] = [None if _absent(v) else v for v in frame[name]]  # object: ints/None
+                 "note_batch", "note_seq", "born", "row_kind", "var", "relation", "key",
+                 "values", "death", "src", "dst", "id", "region", "note"):
+        frame[name] = [None if _absent(v) else v for v in frame[name]]  # object: values/None
         frame[name] = frame[name].astype(object)
     for name in ("inserted_at", "expires_at", "deleted_at"):
         frame[name] = pd.to_datetime(frame[name])

@@ -39,7 +39,9 @@ from aspen.settings import Settings
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-__all__ = ["FORMATS", "FileReport", "IngestReport", "guess_format", "ingest_files"]
+__all__ = [
+    "FORMATS", "FileReport", "IngestReport", "check_inputs", "guess_format", "ingest_files",
+]
 
 #: File suffix → format.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
@@ -60,6 +62,22 @@ def guess_format(path: str | Path) -> str:
             f"{', '.join(list(FORMATS)[:-1])} or {list(FORMATS)[-1]}"
         )
     return FORMATS[suffix]
+
+
+def check_inputs(paths: list[str | Path]) -> None:
+    """Fail with one line on a missing file or an unsupported suffix (before Spark starts).
+
+    >>> check_inputs(["/nonexistent/day1.jsonl"])
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: no such update file: /nonexistent/day1.jsonl
+    """
+    if not paths:
+        raise ConfigError("no update files given")
+    for path in paths:
+        guess_format(path)
+        if not Path(path).is_file():
+            raise ConfigError(f"no such update file: {path}")
 
 
 @dataclass
@@ -132,12 +150,11 @@ class _Input:
 
 
 def _read_inputs(paths: list[str | Path]) -> list[_Input]:
+    check_inputs(paths)
     inputs = []
     for raw_path in paths:
         path = Path(raw_path)
         fmt = guess_format(path)
-        if not path.is_file():
-            raise ConfigError(f"no such update file: {raw_path}")
         data = path.read_bytes()
         report = FileReport(path.name, str(raw_path), hashlib.sha256(data).hexdigest())
         inputs.append(_Input(report, fmt, data))
@@ -162,10 +179,21 @@ def _drop_uncommitted(spark: SparkSession, settings: Settings, batch_id: int) ->
     from delta.tables import DeltaTable
 
     for name in (tables.UPDATES, tables.QUARANTINE):
+        if not tables.table_exists(spark, settings, name):
+            continue
         uri = settings.table_uri(name)
         leftovers = spark.read.format("delta").load(uri).where(f"batch_id >= {batch_id}")
         if leftovers.limit(1).count():
             DeltaTable.forPath(spark, uri).delete(f"batch_id >= {batch_id}")
+
+
+def _append(spark: SparkSession, settings: Settings, name: str, rows: list[tuple]) -> None:
+    """Append ``rows`` to table ``name`` (creating it; an empty list only creates it)."""
+    if not rows:
+        tables.ensure_table(spark, settings, name)  # the table exists after any ingest
+        return
+    frame = spark.createDataFrame(rows, tables.schema_of(name))
+    frame.write.format("delta").mode("append").save(settings.table_uri(name))
 
 
 def ingest_files(
@@ -181,8 +209,6 @@ def ingest_files(
     1
     """
     inputs = _read_inputs(paths)
-    for name in (tables.UPDATES, tables.QUARANTINE, tables.INGEST_FILES):
-        tables.ensure_table(spark, settings, name)
     done, last_batch, last_seq = _committed(spark, settings)
 
     fresh: list[_Input] = []
@@ -233,12 +259,7 @@ def ingest_files(
         ))
 
     _drop_uncommitted(spark, settings, batch_id)
-    for name, rows in (
-        (tables.UPDATES, update_rows),
-        (tables.QUARANTINE, quarantine_rows),
-        (tables.INGEST_FILES, file_rows),  # the commit marker: last
-    ):
-        if rows:
-            frame = spark.createDataFrame(rows, tables.schema_of(name))
-            frame.write.format("delta").mode("append").save(settings.table_uri(name))
+    _append(spark, settings, tables.UPDATES, update_rows)
+    _append(spark, settings, tables.QUARANTINE, quarantine_rows)
+    _append(spark, settings, tables.INGEST_FILES, file_rows)  # the commit marker: last
     return IngestReport(batch_id, [item.report for item in inputs])

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from aspen.errors import LakeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from aspen.settings import Settings
     from pyspark.sql import SparkSession
+
+    from aspen.settings import Settings
 
 __all__ = [
     "KNOWN_TABLES",

@@ -180,7 +180,8 @@ def _number(name: str, value: Any, what: str, from_text: bool, line: int | None)
         try:
             number = float(value)
         except ValueError:
-            raise invalid("wrong_type", f"{what} has {name} {value!r} (not a number); {rule}", line)
+            reason = f"{what} has {name} {value!r} (not a number); {rule}"
+            raise invalid("wrong_type", reason, line) from None
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise invalid("wrong_type", f"{what} has {name} {_describe(value)}; {rule}", line)
     else:
@@ -209,7 +210,7 @@ def _timestamp(value: Any, what: str, line: int | None) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise invalid("bad_event_time", f"{what} has event_time {value!r}; {rule}", line)
+        raise invalid("bad_event_time", f"{what} has event_time {value!r}; {rule}", line) from None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
@@ -297,7 +298,7 @@ def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
             "malformed_json",
             f"malformed JSON ({err.msg} at column {err.colno}); each line must be one JSON object",
             line,
-        )
+        ) from None
     if not isinstance(parsed, dict):
         kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
             type(parsed), "a number"

@@ -28,12 +28,13 @@ __all__ = ["ProvenanceStore"]
 class ProvenanceStore:
     """A map tuple → non-false formula with a variable → tuples index."""
 
-    __slots__ = ("manager", "data", "index")
+    __slots__ = ("manager", "data", "index", "dirty")
 
     def __init__(self, manager: ProvenanceManager) -> None:
         self.manager = manager
         self.data: dict[tuple, Formula] = {}
         self.index: dict[str, set[tuple]] = {}
+        self.dirty: set[tuple] = set()  # changed since the index was last brought up to date
 
     # -- mapping protocol ---------------------------------------------------------------------
     def __contains__(self, key: object) -> bool:
@@ -55,32 +56,41 @@ class ProvenanceStore:
         return self.data.items()
 
     # -- updates ------------------------------------------------------------------------------
-    def _index(self, key: tuple, formula: Formula) -> None:
+    def _refresh_index(self) -> None:
+        """Index the supports of the entries changed since the last restriction (lazily: a
+        build ORs many derivations into one entry; its support is computed once)."""
         index = self.index
-        for name in self.manager.bdd.support(formula):
-            bucket = index.get(name)
-            if bucket is None:
-                index[name] = {key}
-            else:
-                bucket.add(key)
+        support = self.manager.bdd.support
+        data = self.data
+        for key in self.dirty:
+            formula = data.get(key)
+            if formula is None:
+                continue
+            for name in support(formula):
+                bucket = index.get(name)
+                if bucket is None:
+                    index[name] = {key}
+                else:
+                    bucket.add(key)
+        self.dirty.clear()
 
     def add(self, key: tuple, pv: Formula) -> tuple[Formula | None, Formula]:
         """OR ``pv`` into the entry of ``key``; return (old or None, new)."""
         old = self.data.get(key)
         if old is None:
             self.data[key] = pv
-            self._index(key, pv)
+            self.dirty.add(key)
             return None, pv
         new = old | pv
         if new != old:
             self.data[key] = new
-            self._index(key, pv)
+            self.dirty.add(key)
         return old, new
 
     def set(self, key: tuple, formula: Formula) -> None:
         """Replace the entry of ``key`` (``formula`` must not be false)."""
         self.data[key] = formula
-        self._index(key, formula)
+        self.dirty.add(key)
 
     def pop(self, key: tuple) -> Formula | None:
         """Remove and return the entry of ``key`` (index entries go stale, harmlessly)."""
@@ -89,6 +99,7 @@ class ProvenanceStore:
     def clear(self) -> None:
         self.data.clear()
         self.index.clear()
+        self.dirty.clear()
 
     def restrict(self, dead: Iterable[str]) -> list[tuple[tuple, Formula, Formula]]:
         """Set the ``dead`` variables to false everywhere (decision 1).
@@ -96,6 +107,8 @@ class ProvenanceStore:
         Returns (key, old, new) for every entry that changed; entries that became false are
         removed from the store (``new`` is then the false formula).
         """
+        if self.dirty:
+            self._refresh_index()
         dead = [name for name in dead if name in self.index]
         if not dead:
             return []

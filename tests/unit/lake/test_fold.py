@@ -1,0 +1,74 @@
+"""The per-key fold of apply, without Spark: insert, renewal, replacement, delete, TTL."""
+
+from __future__ import annotations
+
+import pandas as pd
+from aspen.lake.fold import FOLD_OUTPUT_COLUMNS, fold_key
+
+T0 = pd.Timestamp("2026-01-01 00:00:00")
+
+
+def update(seq: int, op: str, relation: str = "link", key: str = '["a","b"]', batch: int = 1,
+           **values: object) -> dict:
+    return {"kind": 1, "relation": relation, "key": key, "seq": seq, "batch_id": batch, "op": op,
+            "ttl_s": None, "event_time": None, "ingested_at": T0, **values}
+
+
+def live(var: str, seq: int, values: str, relation: str = "link", key: str = '["a","b"]') -> dict:
+    return {"kind": 0, "relation": relation, "key": key, "seq": seq, "batch_id": 1, "var": var,
+            "values": values, "inserted_at": T0, "expires_at": None}
+
+
+def rows(frame: pd.DataFrame) -> dict[str, dict]:
+    return {r["var"]: r for r in frame.to_dict("records") if r["row_kind"] == "instance"}
+
+
+def test_insert_renewal_replacement_and_delete_in_seq_order() -> None:
+    group = pd.DataFrame([
+        update(4, "delete", batch=2, src="a", dst="b"),
+        update(1, "insert", src="a", dst="b", cost=1.0),
+        update(2, "insert", src="a", dst="b", cost=1.0),  # renewal
+        update(3, "insert", src="a", dst="b", cost=7.0),  # replacement
+    ])
+    out = rows(fold_key(group))
+    assert list(fold_key(group).columns) == list(FOLD_OUTPUT_COLUMNS)
+    assert {v: (r["death"], r["deleted_seq"]) for v, r in out.items()} == {
+        "v1": ("replaced", 3), "v2": ("replaced", 3), "v3": ("deleted", 4)}
+    assert out["v3"]["deleted_batch"] == 2 and out["v3"]["cost"] == 7.0
+    assert all(r["born"] for r in out.values())
+
+
+def test_existing_instances_die_on_replacement_but_not_on_renewal() -> None:
+    state = [live("v1", 1, '["a","b",1.0]')]
+    renewal = rows(fold_key(pd.DataFrame(state + [update(9, "insert", src="a", dst="b", cost=1.0)])))
+    assert set(renewal) == {"v9"}  # v1 untouched: it stays live beside v9
+    replaced = rows(fold_key(pd.DataFrame(state + [update(9, "insert", src="a", dst="b", cost=2.0)])))
+    assert replaced["v1"]["death"] == "replaced" and replaced["v1"]["born"] is False
+    assert replaced["v9"]["death"] is None
+
+
+def test_sensor_position_change_is_a_replacement_triggered_is_always_renewal() -> None:
+    sensor = [live("v1", 1, '["s1",1.0,2.0]', relation="sensor", key='["s1"]'),
+              update(5, "insert", relation="sensor", key='["s1"]', id="s1", x=1.0, y=3.0)]
+    assert rows(fold_key(pd.DataFrame(sensor)))["v1"]["death"] == "replaced"
+    trig = [live("v1", 1, '["s1"]', relation="triggered", key='["s1"]'),
+            update(5, "insert", relation="triggered", key='["s1"]', id="s1")]
+    assert set(rows(fold_key(pd.DataFrame(trig)))) == {"v5"}
+
+
+def test_delete_of_a_key_not_live_is_a_note() -> None:
+    out = fold_key(pd.DataFrame([update(3, "delete", key='["n1","n9"]', src="n1", dst="n9")]))
+    assert out["row_kind"].tolist() == ["note"]
+    assert out["note"].iloc[0] == "delete of link n1→n9 ignored: not live"
+    assert out["note_seq"].iloc[0] == 3
+
+
+def test_ttl_and_event_time_give_expiry() -> None:
+    event = pd.Timestamp("2026-03-01 12:00:00")
+    out = rows(fold_key(pd.DataFrame([
+        update(1, "insert", src="a", dst="b", cost=1.0, ttl_s=600.0, event_time=event),
+        update(2, "insert", src="a", dst="b", cost=1.0, ttl_s=30.0),
+    ])))
+    assert out["v1"]["inserted_at"] == event
+    assert out["v1"]["expires_at"] == event + pd.Timedelta(seconds=600)
+    assert out["v2"]["expires_at"] == T0 + pd.Timedelta(seconds=30)  # ingested_at + ttl
