@@ -14,7 +14,6 @@ import statistics
 import time
 
 import networkx as nx
-
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 

@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aspen.engine.operators import AggSel, Fixpoint, GroupAggregate, MinShip, Operator
-from aspen.engine.operators import PipelinedHashJoin
+from aspen.engine.operators import (
+    AggSel,
+    Fixpoint,
+    GroupAggregate,
+    MinShip,
+    Operator,
+    PipelinedHashJoin,
+)
 from aspen.engine.plan import OpSpec
 from aspen.engine.rules import rule
 from aspen.errors import EngineError

@@ -80,6 +80,7 @@ class LocalRuntime:
         *,
         choices: PlanChoices | None = None,
         coalesce: bool = True,
+        reorder: bool | None = False,
     ) -> None:
         if not isinstance(partitions, int) or partitions < 1:
             raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
@@ -90,6 +91,9 @@ class LocalRuntime:
         self.shuffle_seed = shuffle_seed
         self.measure_bytes = measure_bytes
         self.manager = ProvenanceManager(backend)
+        self.reorder = reorder
+        if reorder is not None:  # dd.cudd sifts dynamically by default: slower builds here
+            self.manager.bdd.configure(reordering=reorder)
         self.nodes: list[dict[str, Operator]] = [
             {spec.name: build_operator(spec, self.manager, runtime=True) for spec in self.dataflow.ops}
             for _ in range(partitions)
@@ -196,6 +200,8 @@ class LocalRuntime:
             "shuffle_seed": self.shuffle_seed,
             "rng": self._rng.getstate() if self._rng else None,
             "measure_bytes": self.measure_bytes,
+            "coalesce": self.coalesce,
+            "reorder": self.reorder,
             "order": self.manager.order,
             "facts": list(self.facts.values()),
             "metrics": self.metrics,
@@ -215,7 +221,8 @@ class LocalRuntime:
             raise EngineError("not an Aspen local-runtime state (or an unsupported version)")
         rt = cls(views=payload["views"], partitions=payload["partitions"], backend=backend,
                  shuffle_seed=payload["shuffle_seed"], measure_bytes=payload["measure_bytes"],
-                 choices=payload["choices"])
+                 choices=payload["choices"], coalesce=payload["coalesce"],
+                 reorder=payload["reorder"])
         if payload["rng"] is not None and rt._rng is not None:
             rt._rng.setstate(payload["rng"])
         if payload["order"]:

@@ -5,8 +5,8 @@ Nothing here names a master, a host or an absolute path. The master comes from
 embedded default ``local[2]``. The Delta jars come from ``$ASPEN_JARS`` or from ``infra/jars``
 found by walking up from this package (``make setup`` fetches them); Ivy never resolves anything.
 
->>> sorted(SMALL_MACHINE_CONF)[:2]
-['spark.databricks.delta.properties.defaults.enableChangeDataFeed', 'spark.databricks.delta.properties.defaults.enableDeletionVectors']
+>>> SMALL_MACHINE_CONF["spark.databricks.delta.properties.defaults.enableDeletionVectors"]
+'false'
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aspen.engine.operators.aggregate import GroupAggregate
-from aspen.engine.operators.aggsel import AggSel, Aggregate
+from aspen.engine.operators.aggsel import Aggregate, AggSel
 from aspen.engine.operators.base import FormulaCodec, Operator, is_retraction
 from aspen.engine.operators.fixpoint import Fixpoint
 from aspen.engine.operators.join import PipelinedHashJoin, no_window
