@@ -366,6 +366,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ISO",
         help=f"first event_time (default {DEFAULT_START}; 'now' allowed)",
     )
+    demo.add_argument(
+        "--avg-degree",
+        type=float,
+        default=None,
+        help="link tuples per node of the demo topology (default 2.4; the paper's dense is 4.0)",
+    )
     _add_seed(demo)
     demo.set_defaults(func=run)
 
@@ -508,7 +514,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run ``aspen generate WHAT``; user errors raise :class:`ConfigError` (exit code 2)."""
     if args.what == "demo":
         demo = write_demo_inputs(
-            args.out, seed=args.seed, churn_events=args.events, start=args.start
+            args.out,
+            seed=args.seed,
+            churn_events=args.events,
+            start=args.start,
+            avg_degree=args.avg_degree,
         )
         print(
             f"wrote the demo inputs to {demo.directory}: "

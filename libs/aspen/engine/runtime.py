@@ -63,6 +63,17 @@ class ViewDelta:
         return bool(self.inserted or self.deleted)
 
 
+class _Inbox:
+    """The updates queued for one operator on one node: [src, port, update] items in arrival
+    order, and the queued INS by (src, port, tuple) for channel coalescing."""
+
+    __slots__ = ("items", "pending")
+
+    def __init__(self) -> None:
+        self.items: list[list] = []
+        self.pending: dict[tuple, list] = {}
+
+
 class LocalRuntime:
     """Aspen's operators on ``partitions`` logical nodes in this process."""
 
@@ -113,6 +124,10 @@ class LocalRuntime:
         self._pending: dict[tuple, list] = {}                 # queued INS by (channel, op, tuple)
         self._ready: list[tuple[int, int]] = []
         self._rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
+        # unshuffled and coalescing: one inbox per (node, operator), delivered as a whole
+        self._batched = shuffle_seed is None and coalesce
+        self._inboxes: dict[tuple[int, str], _Inbox] = {}
+        self._ready_boxes: deque[tuple[int, str]] = deque()
         self.facts: dict[str, BaseFact] = {}
         self.metrics = RuntimeMetrics.for_nodes(partitions)
 
@@ -188,7 +203,7 @@ class LocalRuntime:
     def dump_state(self) -> bytes:
         """Every operator's state, the live facts and the metrics, as bytes (provenance via the
         byte codec, never ``to_expr``). Call between batches (channels are then empty)."""
-        if self._fifo or self._ready:
+        if self._fifo or self._ready or self._ready_boxes:
             raise EngineError("dump_state needs a quiescent runtime (messages are in flight)")
         codec = FormulaCodec(self.manager)
         nodes = [{name: op.dump_state(codec) for name, op in ops.items()} for ops in self.nodes]
@@ -319,6 +334,9 @@ class LocalRuntime:
                     self._send(node, route.attr % partitions, route.target, route.port, message)
 
     def _send(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
+        if self._batched:
+            self._post(src, dst, target, port, update)
+            return
         # Messages are counted when delivered, so that an INS merged into a queued INS of the
         # same tuple for the same operator (``coalesce``) ships once, with the OR-ed provenance.
         key = (src, dst, target, port, update.tuple)
@@ -347,6 +365,64 @@ class LocalRuntime:
             self._ready.append(channel)
         queue.append(item)
 
+    def _post(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
+        """Queue ``update`` in the inbox of operator ``target`` on node ``dst``. An INS merges
+        into an INS of the same tuple queued on the same channel and port (``coalesced``), unless
+        a DEL of that tuple was queued after it."""
+        box_key = (dst, target)
+        box = self._inboxes.get(box_key)
+        if box is None:
+            box = self._inboxes[box_key] = _Inbox()
+            self._ready_boxes.append(box_key)
+        key = (src, port, update.tuple)
+        if update.op == INS:
+            queued = box.pending.get(key)
+            if queued is not None:
+                merged = queued[2]
+                queued[2] = Update(INS, merged.relation, merged.tuple, merged.pv | update.pv)
+                self.metrics.nodes[src].coalesced += 1
+                return
+            item = [src, port, update]
+            box.pending[key] = item
+        else:
+            box.pending.pop(key, None)
+            item = [src, port, update]
+        box.items.append(item)
+
+    def _drain_batched(self) -> None:
+        """Deliver whole inboxes, oldest first: each operator consumes everything queued for
+        it at once (:meth:`Operator.process_batch`), so the derivations of one tuple that reached
+        it meanwhile are OR-ed and processed once (semi-naive by rounds per operator)."""
+        nodes = self.nodes
+        node_metrics = self.metrics.nodes
+        clock = time.perf_counter
+        measure = self.measure_bytes
+        encode = self.manager.encode
+        inboxes = self._inboxes
+        ready = self._ready_boxes
+        while ready:
+            box_key = ready.popleft()
+            box = inboxes.pop(box_key)
+            dst, target = box_key
+            batch: list[tuple[str, Update]] = []
+            for src, port, update in box.items:
+                if src != dst:
+                    sender = node_metrics[src]
+                    sender.messages += 1
+                    sender.tuples += 1
+                    if measure and update.pv is not None:
+                        sender.prov_bytes += len(encode(update.pv))
+                else:
+                    node_metrics[src].local_deliveries += 1
+                batch.append((port, update))
+            started = clock()
+            outs = nodes[dst][target].process_batch(batch)
+            if outs:
+                self._route(dst, target, outs)
+            m = node_metrics[dst]
+            m.processed += len(batch)
+            m.time_s += clock() - started
+
     def _next(self) -> list | None:
         if self._rng is None:
             return self._fifo.popleft() if self._fifo else None
@@ -362,6 +438,9 @@ class LocalRuntime:
         return item
 
     def _drain(self) -> None:
+        if self._batched:
+            self._drain_batched()
+            return
         nodes = self.nodes
         node_metrics = self.metrics.nodes
         pending = self._pending

@@ -162,14 +162,14 @@ def test_demo_writes_the_input_set(tmp_path: Path, capsys: pytest.CaptureFixture
         "sensors.jsonl",
         "sensors_untrigger.jsonl",
     ]
-    assert manifest["topology"] == {"nodes": 100, "link_tuples": 400}
+    assert manifest["topology"] == {"nodes": 100, "link_tuples": 240}  # DEMO_AVG_DEGREE 2.4
     for name, count in manifest["lines"].items():
         assert len((out / name).read_text().splitlines()) == count
     churn_lines = (out / "churn.jsonl").read_text().splitlines()
     assert sum(problem(line) is not None for line in churn_lines) == 9
     assert all(problem(r) is None for r in read_jsonl(out / "topology.jsonl"))
     sensors = read_jsonl(out / "sensors.jsonl")
-    assert sum(r["relation"] == "triggered" for r in sensors) == 5 + 48
+    assert sum(r["relation"] == "triggered" for r in sensors) == 5 + round(0.3 * 95)  # DEMO_TRIGGER_FRACTION
     assert "demo" in capsys.readouterr().out
 
 

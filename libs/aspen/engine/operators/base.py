@@ -24,12 +24,47 @@ from typing import Any, ClassVar
 from aspen.engine.records import DEL, INS, Update
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
-__all__ = ["Operator", "FormulaCodec", "is_retraction"]
+__all__ = ["Operator", "FormulaCodec", "coalesce_updates", "is_retraction"]
 
 
 def is_retraction(update: Update) -> bool:
     """Whether ``update`` is a DEL of one tuple not caused by a variable deletion."""
     return update.op == DEL and not update.deleted
+
+
+def coalesce_updates(updates: Iterable[tuple[str, Update]]) -> list[tuple[str, Update]]:
+    """Merge the INS of the same tuple on the same port into the first one (the OR of the
+    derivations), unless a DEL of that tuple (or a variable deletion) came in between; other
+    updates keep their order.
+
+    >>> from aspen.provenance import ProvenanceManager
+    >>> m = ProvenanceManager(backend="python")
+    >>> x, y = m.var("x"), m.var("y")
+    >>> out = coalesce_updates([("in", Update.ins("r", ("a",), x)),
+    ...                         ("in", Update.ins("r", ("b",), y)),
+    ...                         ("in", Update.ins("r", ("a",), y))])
+    >>> [(u.tuple, u.pv == m.or_(x, y) if u.tuple == ("a",) else u.pv == y) for _p, u in out]
+    [(('a',), True), (('b',), True)]
+    """
+    out: list[tuple[str, Update]] = []
+    at: dict[tuple[str, tuple], int] = {}
+    for port, update in updates:
+        if update.op == INS:
+            key = (port, update.tuple)
+            index = at.get(key)
+            if index is None:
+                at[key] = len(out)
+                out.append((port, update))
+            else:
+                first = out[index][1]
+                out[index] = (port, Update(INS, first.relation, first.tuple, first.pv | update.pv))
+        else:
+            if update.deleted:
+                at.clear()
+            else:
+                at.pop((port, update.tuple), None)
+            out.append((port, update))
+    return out
 
 
 class FormulaCodec:
@@ -85,6 +120,18 @@ class Operator:
     def process(self, port: str, update: Update) -> list[Update]:
         """Consume one update arriving on ``port``; return the updates emitted."""
         raise NotImplementedError
+
+    def process_batch(self, updates: list[tuple[str, Update]]) -> list[Update]:
+        """Consume updates delivered together (``(port, update)`` in arrival order); return the
+        outputs in order. By default each is processed in turn (derivations meet the state one
+        by one, so absorption by the state happens before any OR between them)."""
+        out: list[Update] = []
+        process = self.process
+        for port, update in updates:
+            emitted = process(port, update)
+            if emitted:
+                out.extend(emitted)
+        return out
 
     def delete_vars(self, dead: frozenset[str]) -> list[Update]:
         """Restrict every stored formula with ``dead`` := false; return the updates emitted."""

@@ -67,7 +67,7 @@ class MinShip(Operator):
             if sent is None:
                 self.sent.set(values, pv)
                 return [update]
-            if (sent | pv) == sent:
+            if self.sent.implies(pv, sent):
                 return []  # absorbed by what was already shipped
             self.buffered.add(values, pv)
             if self.mode == "eager" and self.batch_size and len(self.buffered) >= self.batch_size:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from aspen.engine.implication import implication_test
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
 __all__ = ["ProvenanceStore"]
@@ -28,10 +29,11 @@ __all__ = ["ProvenanceStore"]
 class ProvenanceStore:
     """A map tuple → non-false formula with a variable → tuples index."""
 
-    __slots__ = ("manager", "data", "index", "dirty")
+    __slots__ = ("manager", "data", "index", "dirty", "implies")
 
     def __init__(self, manager: ProvenanceManager) -> None:
         self.manager = manager
+        self.implies = implication_test(manager)
         self.data: dict[tuple, Formula] = {}
         self.index: dict[str, set[tuple]] = {}
         self.dirty: set[tuple] = set()  # changed since the index was last brought up to date
@@ -81,10 +83,12 @@ class ProvenanceStore:
             self.data[key] = pv
             self.dirty.add(key)
             return None, pv
-        new = old | pv
-        if new != old:
-            self.data[key] = new
-            self.dirty.add(key)
+        implies = self.implies
+        if implies(pv, old):
+            return old, old  # absorbed (tested without building the OR)
+        new = pv if implies(old, pv) else old | pv
+        self.data[key] = new
+        self.dirty.add(key)
         return old, new
 
     def set(self, key: tuple, formula: Formula) -> None:
