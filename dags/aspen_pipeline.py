@@ -1,4 +1,4 @@
-"""Aspen pipeline: ingest the inbox → apply to the base tables → publish the lake summary.
+"""Aspen pipeline: ingest the inbox → apply to the base tables → maintain the views → publish.
 
 Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
 running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master
@@ -48,6 +48,14 @@ def _asset(table: str) -> Asset:
 UPDATES, QUARANTINE = _asset("updates"), _asset("quarantine")
 BASE_TABLES = [_asset(t) for t in ("link", "sensor", "triggered", "region_seed", "variables")]
 APPLY_NOTES = _asset("apply_notes")
+VIEWS = [
+    _asset(t)
+    for t in (
+        "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",
+        "shortest_cheapest_path", "active_region", "region_sizes", "largest_regions",
+        "ledger", "metrics",
+    )
+]
 SUMMARY = _asset("summary")
 
 
@@ -143,6 +151,13 @@ def _spark_submit(job: str, *args: str) -> None:
     params={
         "lake": Param(None, type=["null", "string"], description="lake root (path or URI)"),
         "inbox": Param(None, type=["null", "string"], description="folder of update files"),
+        "partitions": Param(
+            int(os.environ.get("ASPEN_PARTITIONS", "4")), type="integer", minimum=1,
+            description="query nodes (partitions) of the maintenance runtime",
+        ),
+        "mode": Param(
+            os.environ.get("ASPEN_MODE", "lazy"), enum=["lazy", "eager"], description="MinShip mode"
+        ),
     },
     tags=["aspen"],
     doc_md=__doc__,
@@ -170,6 +185,16 @@ def aspen_pipeline() -> None:
         lake, _ = _lake_and_inbox()
         _spark_submit("apply", "--lake", lake)
 
+    @task(outlets=VIEWS)
+    def maintain() -> None:
+        """Maintain the views over every applied batch since the last committed one."""
+        lake, _ = _lake_and_inbox()
+        params = get_current_context()["params"]
+        _spark_submit(
+            "maintain", "--lake", lake, "--runtime", "local",
+            "--partitions", str(params["partitions"]), "--mode", str(params["mode"]),
+        )
+
     @task(outlets=[SUMMARY])
     def publish() -> None:
         """Overwrite the ``summary`` table (one row per table of the lake)."""
@@ -178,7 +203,7 @@ def aspen_pipeline() -> None:
 
     ingested = ingest()
     applied = apply()
-    ingested >> applied >> publish()
+    ingested >> applied >> maintain() >> publish()
 
 
 aspen_pipeline()

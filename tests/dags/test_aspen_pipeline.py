@@ -48,11 +48,12 @@ def test_dag_file_imports_nothing_heavy() -> None:
     assert heavy == ["HEAVY="]
 
 
-def test_tasks_run_ingest_then_apply_then_publish(dagbag) -> None:
+def test_tasks_run_ingest_then_apply_then_maintain_then_publish(dagbag) -> None:
     dag = dagbag.dags["aspen_pipeline"]
-    assert set(dag.task_dict) == {"ingest", "apply", "publish"}
+    assert set(dag.task_dict) == {"ingest", "apply", "maintain", "publish"}
     assert dag.task_dict["ingest"].downstream_task_ids == {"apply"}
-    assert dag.task_dict["apply"].downstream_task_ids == {"publish"}
+    assert dag.task_dict["apply"].downstream_task_ids == {"maintain"}
+    assert dag.task_dict["maintain"].downstream_task_ids == {"publish"}
     assert dag.task_dict["publish"].downstream_task_ids == set()
     assert dag.catchup is False
     assert dag.max_active_runs == 1
@@ -122,7 +123,7 @@ LINK_UPDATES = [
 def test_dag_test_runs_the_pipeline_end_to_end(
     airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for job in ("ingest", "apply", "publish"):
+    for job in ("ingest", "apply", "maintain", "publish"):
         if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
             pytest.fail(f"jobs/{job}.py does not exist yet")
     from airflow.utils.state import DagRunState, TaskInstanceState
@@ -142,7 +143,9 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     run = dag.test(run_conf={"lake": str(lake)})
 
     states = {ti.task_id: ti.state for ti in run.get_task_instances()}
-    assert states == {t: TaskInstanceState.SUCCESS for t in ("ingest", "apply", "publish")}
+    assert states == {
+        t: TaskInstanceState.SUCCESS for t in ("ingest", "apply", "maintain", "publish")
+    }
     assert run.state == DagRunState.SUCCESS
     assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
     assert [p.name for p in inbox.glob("done/*/*")] == ["links.jsonl"]
@@ -153,6 +156,12 @@ def test_dag_test_runs_the_pipeline_end_to_end(
         ("n2", "n3"),
         ("n3", "n1"),
     }
+    reachable = DeltaTable(str(lake / "reachable")).to_pandas()
+    nodes = ("n1", "n2", "n3")  # a 3-cycle: every node reaches every node, itself included
+    assert set(zip(reachable["src"], reachable["dst"], strict=True)) == {
+        (a, b) for a in nodes for b in nodes
+    }
+    assert (reachable["prov_bytes"] > 0).all()
     summary = DeltaTable(str(lake / "summary")).to_pandas().set_index("name")
     assert summary.loc["link", "row_count"] == 3
     assert summary.loc["updates", "row_count"] >= 5

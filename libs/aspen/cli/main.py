@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"aspen {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `aspen show … | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
