@@ -172,7 +172,7 @@ def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime, rep
         for name, value in counters.items():
             if isinstance(value, int | float):
                 rows.append({"batch_id": batch_id, "node": node, "metric": name, "value": float(value)})
-    for name, value in metrics.get("totals", {}).items():
+    for name, value in metrics.get("total", {}).items():
         if isinstance(value, int | float):
             rows.append({"batch_id": batch_id, "node": -1, "metric": name, "value": float(value)})
     rows.append({"batch_id": batch_id, "node": -1, "metric": "wall_seconds", "value": report.seconds})
