@@ -20,14 +20,17 @@ import statistics
 import time
 
 from aspen.baselines.dred import DRedRuntime
-from aspen.engine.batch import Batch, BaseFact
+from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 from aspen.generators.topology import TransitStubParams, transit_stub
 
 
 def facts_of(avg_degree: float, seed: int) -> list[BaseFact]:
     topo = transit_stub(TransitStubParams(avg_degree=avg_degree), seed=seed)
-    return [BaseFact("link", (l.src, l.dst, l.cost), f"v{i}") for i, l in enumerate(topo.links)]
+    return [
+        BaseFact("link", (link.src, link.dst, link.cost), f"v{i}")
+        for i, link in enumerate(topo.links)
+    ]
 
 
 def run_scheme(name: str, make, facts: list[BaseFact], order: list[str], cutoff: float) -> dict:

@@ -19,6 +19,7 @@ import statistics
 import time
 
 import networkx as nx
+
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Hashable, Sequence
 
 import networkx as nx
+
 from aspen.provenance.bdd import ProvenanceManager, default_backend, encode
 from aspen.provenance.ordering import (
     IncrementalDfsLabeling,

@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 
 import pendulum
 from airflow.sdk import Asset, Param, dag, get_current_context, task
+
 from aspen.settings import DEFAULT_LAKE, Settings
 
 DAG_ID = "aspen_pipeline"

@@ -17,10 +17,11 @@ from urllib.parse import unquote, urlparse
 
 import pandas as pd
 import streamlit as st
-from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
-from aspen.settings import DEFAULT_LAKE, Settings
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
+
+from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
+from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = [
     "LAKE_KEY",

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from aspen.settings import Settings
 
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")

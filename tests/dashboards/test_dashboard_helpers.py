@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from aspen.cli import dashboard as dashboard_cli
 from aspen.cli.main import main
 

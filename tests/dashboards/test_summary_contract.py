@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from deltalake import DeltaTable, write_deltalake
+
 from aspen.lake.summary import SUMMARY_COLUMNS, publish_summary
 from aspen.settings import Settings
-from deltalake import DeltaTable, write_deltalake
 
 pytestmark = pytest.mark.spark
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from aspen.engine.operators import (
     Aggregate,
     AggSel,

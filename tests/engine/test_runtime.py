@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.plan import PlanChoices
 from aspen.engine.runtime import LocalRuntime, ViewDelta

@@ -8,6 +8,7 @@ import math
 import random
 
 import pytest
+
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 

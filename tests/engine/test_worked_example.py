@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from aspen.lake import apply as apply_module
 from aspen.lake import ingest as ingest_module
 from aspen.lake import tables

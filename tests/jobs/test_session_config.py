@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyspark import SparkContext
+
 from aspen.errors import SetupError
 from aspen.spark import session
-from pyspark import SparkContext
 
 
 @pytest.fixture

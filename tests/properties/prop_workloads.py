@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import strategies as st
+
 from aspen.baselines import scratch
 from aspen.engine.batch import BaseFact, Batch
-from hypothesis import strategies as st
 
 __all__ = [
     "mixed_programs",

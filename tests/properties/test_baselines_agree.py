@@ -3,12 +3,13 @@ batch of the same workload (recursive-views.md §7 item 11), and all equal the o
 
 from __future__ import annotations
 
-from aspen.baselines.dred import DRedRuntime
-from aspen.baselines.relative import RelativeRuntime
-from aspen.engine.runtime import LocalRuntime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import check_views, interpret, mixed_programs
+
+from aspen.baselines.dred import DRedRuntime
+from aspen.baselines.relative import RelativeRuntime
+from aspen.engine.runtime import LocalRuntime
 
 K = 20.0
 VIEWS = ("reachable", "active_region")

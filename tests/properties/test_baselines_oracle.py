@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from aspen.baselines.dred import DRedRuntime
-from aspen.baselines.relative import RelativeRuntime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import check_views, interpret, mixed_programs
+
+from aspen.baselines.dred import DRedRuntime
+from aspen.baselines.relative import RelativeRuntime
 
 K = 20.0
 VIEWS = ("reachable", "active_region")

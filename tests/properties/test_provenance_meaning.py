@@ -4,7 +4,6 @@ the tuple is in the view computed from scratch over the facts of S (design.md in
 from __future__ import annotations
 
 import pytest
-from aspen.engine.runtime import LocalRuntime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import (
@@ -15,6 +14,8 @@ from prop_workloads import (
     network_programs,
     region_programs,
 )
+
+from aspen.engine.runtime import LocalRuntime
 
 K = 20.0
 

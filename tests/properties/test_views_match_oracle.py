@@ -8,7 +8,6 @@ expirations of single instances (see prop_workloads).
 from __future__ import annotations
 
 import pytest
-from aspen.engine.runtime import LocalRuntime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import (
@@ -19,6 +18,8 @@ from prop_workloads import (
     network_programs,
     region_programs,
 )
+
+from aspen.engine.runtime import LocalRuntime
 
 K = 20.0
 PATH_VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")

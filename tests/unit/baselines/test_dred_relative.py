@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from aspen.baselines import scratch
 from aspen.baselines.dred import DRedRuntime
 from aspen.baselines.relative import RelativeRuntime

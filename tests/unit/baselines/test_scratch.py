@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from aspen.baselines.scratch import VIEWS, base_state, evaluate, evaluate_all
 from aspen.engine.batch import BaseFact
 from aspen.errors import UnknownViewError
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 FIG3 = [("A", "B", "p1"), ("B", "C", "p2"), ("C", "A", "p3"), ("C", "B", "p4")]
 

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from aspen.cli.main import main
 from gen_record_rules import problem
+
+from aspen.cli.main import main
 
 
 def run(argv: list[str]) -> int:

@@ -8,13 +8,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from gen_record_rules import problem
+
 from aspen.errors import ConfigError
 from aspen.generators.invalid import INVALID_KINDS, inject_invalid, inject_invalid_labeled
 from aspen.generators.records import link_delete, link_insert, sensor_insert, triggered_insert
 from aspen.generators.topology import transit_stub
 from aspen.generators.workloads import ChurnParams, churn, write_csv, write_jsonl
 from aspen.generators.writers import write_records
-from gen_record_rules import problem
 
 MIXED = [
     link_insert("a", "b", 2.0, ttl_s=600, event_time="2025-01-01T00:00:00.000Z"),

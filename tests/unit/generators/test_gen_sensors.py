@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from aspen.errors import ConfigError
 from aspen.generators.sensors import sensor_grid
 

@@ -6,6 +6,9 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from aspen.errors import ConfigError
 from aspen.generators.topology import (
     Topology,
@@ -13,8 +16,6 @@ from aspen.generators.topology import (
     scaled_params,
     transit_stub,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 COSTS = {"transit-transit": 50.0, "transit-stub": 10.0, "stub-stub": 2.0}
 

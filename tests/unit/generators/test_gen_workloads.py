@@ -6,6 +6,8 @@ import math
 from collections import Counter
 
 import pytest
+from gen_record_rules import problem
+
 from aspen.errors import ConfigError
 from aspen.generators.records import parse_time
 from aspen.generators.sensors import sensor_grid
@@ -22,7 +24,6 @@ from aspen.generators.workloads import (
     split_batches,
     stamp_event_times,
 )
-from gen_record_rules import problem
 
 TOPOLOGY = transit_stub(seed=4)
 ALL_TUPLES = {(link.src, link.dst) for link in TOPOLOGY.links}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+
 from aspen.lake.fold import FOLD_OUTPUT_COLUMNS, fold_key
 
 T0 = pd.Timestamp("2026-01-01 00:00:00")

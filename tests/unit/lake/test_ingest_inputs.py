@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+
 from aspen.cli.main import main
 from aspen.errors import ConfigError
 from aspen.lake.ingest import FileReport, IngestReport, check_inputs, guess_format

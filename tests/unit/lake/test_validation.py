@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+
 from aspen.errors import InvalidRecordError
 from aspen.lake.validation import (
     UpdateRecord,

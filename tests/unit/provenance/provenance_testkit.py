@@ -6,8 +6,9 @@ import importlib.util
 from itertools import combinations
 
 import pytest
-from aspen.provenance.bdd import ProvenanceManager
 from hypothesis import strategies as st
+
+from aspen.provenance.bdd import ProvenanceManager
 
 VARS = [f"p{i}" for i in range(7)]
 

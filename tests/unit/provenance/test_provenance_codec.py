@@ -5,11 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from aspen.errors import ProvenanceError
-from aspen.provenance.bdd import ProvenanceManager, decode, encode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from provenance_testkit import BACKENDS, VARS, build, exprs, subsets, truth
+
+from aspen.errors import ProvenanceError
+from aspen.provenance.bdd import ProvenanceManager, decode, encode
 
 FIG9_DFS = [f"p{i}" for i in range(8)]
 FIG9_BFS = ["p0", "p4", "p6", "p1", "p2", "p5", "p7", "p3"]

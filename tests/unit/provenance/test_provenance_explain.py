@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from provenance_testkit import BACKENDS, VARS, brute_minimal_true_sets, build, exprs, truth
+
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.explain import (
     build_var_index,
@@ -11,9 +15,6 @@ from aspen.provenance.explain import (
     minimal_witnesses,
     what_if,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from provenance_testkit import BACKENDS, VARS, brute_minimal_true_sets, build, exprs, truth
 
 BACKEND_NAMES = ["cudd", "python"]
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from provenance_testkit import BACKENDS
+
 from aspen.errors import UnknownKeyError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.ordering import (
@@ -18,9 +22,6 @@ from aspen.provenance.ordering import (
     is_dfs_order,
     order_variables,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from provenance_testkit import BACKENDS
 
 FIG9 = [("A", "B"), ("B", "F"), ("B", "C"), ("C", "F"), ("A", "D"), ("D", "F"), ("A", "E"), ("E", "D")]
 VAR_OF = {e: f"p{i}" for i, e in enumerate(FIG9)}

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import pandas as pd
 import pytest
+
 from aspen.errors import ProvenanceError, UnknownKeyError
 from aspen.provenance.registry import VariableInfo, VariableRegistry, tuple_key
 
