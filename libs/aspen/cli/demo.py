@@ -10,6 +10,7 @@ records and why, where the lake is and how to open the dashboard.
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from pathlib import Path
 
@@ -24,6 +25,9 @@ NOT_BUILT_YET = (
     "Great Expectations gates: not built yet",
     "aspen bench (paper experiments and peers): not built yet; see benchmarks/",
 )
+
+#: Demo files the one pipeline run ingests (sensors_untrigger.jsonl is left for a later run).
+DEMO_RUN_FILES = ("topology.jsonl", "churn.jsonl", "sensors.jsonl")
 
 TABLES = (
     "updates", "quarantine", "link", "sensor", "triggered", "region_seed", "variables",
@@ -49,10 +53,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     lake_dir = Path(local).parent
     inbox = lake_dir.parent / "inbox"
     airflow_home = lake_dir.parent / ".airflow"
-    demo = write_demo_inputs(inbox, seed=args.seed)
-    print(f"1. wrote the demo inputs to {inbox}: "
-          + ", ".join(f"{p.name} ({n} lines)" for p, n in zip(demo.files, demo.counts.values(), strict=True))
-          + f", {demo.invalid_records} of them invalid on purpose")
+    demo = write_demo_inputs(lake_dir.parent / "demo-inputs", seed=args.seed)
+    inbox.mkdir(parents=True, exist_ok=True)
+    staged = [p for p in demo.files if p.name in DEMO_RUN_FILES]
+    for path in staged:  # the manifest stays behind: the inbox takes update files only
+        shutil.copyfile(path, inbox / path.name)
+    print(f"1. wrote the demo inputs to {demo.directory} and put "
+          + ", ".join(f"{p.name} ({demo.counts[p.name]} lines)" for p in staged)
+          + f" in the inbox {inbox}; {demo.invalid_records} lines are invalid on purpose")
     print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → apply → "
           "maintain → publish, each through spark-submit); this takes a few minutes …", flush=True)
     started = time.perf_counter()
