@@ -10,8 +10,7 @@ operator applies restrict-to-false with them; it never computes ``x ∧ ¬y`` wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["INS", "DEL", "Update"]
 
@@ -19,15 +18,18 @@ INS: Literal["INS"] = "INS"
 DEL: Literal["DEL"] = "DEL"
 
 
-@dataclass(frozen=True)
-class Update:
-    """An element of an update stream."""
+_NO_VARS: frozenset[str] = frozenset()
+
+
+class Update(NamedTuple):
+    """An element of an update stream (immutable; a named tuple: cheap to build, one is built
+    per derivation)."""
 
     op: Literal["INS", "DEL"]
     relation: str
     tuple: tuple
     pv: Any = None  # a Formula of the receiving manager (INS), or the tuple's last provenance (DEL)
-    deleted: frozenset[str] = field(default_factory=frozenset)  # DEL: the base variables that died
+    deleted: frozenset[str] = _NO_VARS  # DEL: the base variables that died
 
     @classmethod
     def ins(cls, relation: str, values: tuple, pv: Any) -> Update:

@@ -40,6 +40,8 @@ from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 from aspen.engine.factory import build_operator, resolve_rule
 from aspen.engine.metrics import RuntimeMetrics
 from aspen.engine.operators.base import FormulaCodec, Operator
+from aspen.engine.operators.fixpoint import Fixpoint
+from aspen.engine.operators.join import PipelinedHashJoin
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import Dataflow, PlanChoices, Route, ViewOutput
 from aspen.engine.records import DEL, INS, Update
@@ -64,13 +66,16 @@ class ViewDelta:
 
 
 class _Inbox:
-    """The updates queued for one operator on one node: [src, port, update] items in arrival
-    order, and the queued INS by (src, port, tuple) for channel coalescing."""
+    """The updates queued for one operator on one node, in arrival order: ``items`` holds
+    ``[port, update]``; ``remote`` the (sender, item) of the items that crossed nodes (counted as
+    messages when delivered); ``pending`` the queued remote INS by (sender, port, tuple), into
+    which a later INS of the same tuple on the same channel merges."""
 
-    __slots__ = ("items", "pending")
+    __slots__ = ("items", "remote", "pending")
 
     def __init__(self) -> None:
-        self.items: list[list] = []
+        self.items: list = []
+        self.remote: list[tuple[int, list]] = []
         self.pending: dict[tuple, list] = {}
 
 
@@ -110,6 +115,7 @@ class LocalRuntime:
             for _ in range(partitions)
         ]
         self._op_order = [spec.name for spec in self.dataflow.ops]
+        self._share_states()
         self._routes: dict[str, list[tuple[Route, Callable[[tuple], Any] | None]]] = {
             spec.name: [(r, self._route_rule(r)) for r in spec.routes] for spec in self.dataflow.ops
         }
@@ -250,6 +256,28 @@ class LocalRuntime:
         rt.metrics = payload["metrics"]
         return rt
 
+    def _share_states(self) -> None:
+        """A join side fed only by a co-located Fixpoint (a local route, no rule, no base
+        source) uses the Fixpoint's provenance map instead of keeping a copy of it."""
+        feeders: dict[tuple[str, str], list[tuple[str, Route]]] = {}
+        for spec in self.dataflow.ops:
+            for route in spec.routes:
+                feeders.setdefault((route.target, route.port), []).append((spec.name, route))
+        for src in self.dataflow.sources:
+            for route in src.routes:
+                feeders.setdefault((route.target, route.port), []).append(("", route))
+        kinds = {spec.name: spec.kind for spec in self.dataflow.ops}
+        for (target, port), feeds in feeders.items():
+            if kinds.get(target) != "join" or len(feeds) != 1:
+                continue
+            name, route = feeds[0]
+            if kinds.get(name) != "fixpoint" or route.by != "local" or route.rule:
+                continue
+            for ops in self.nodes:
+                join, fixpoint = ops[target], ops[name]
+                if isinstance(join, PipelinedHashJoin) and isinstance(fixpoint, Fixpoint):
+                    join.share_state(port, fixpoint.store)
+
     # -- batches -----------------------------------------------------------------------------
     def _check(self, batch: Batch) -> None:
         seen: set[str] = set()
@@ -309,6 +337,12 @@ class LocalRuntime:
     def _route_with(self, node: int, routes: list[tuple[Route, Callable | None]],
                     outs: list[Update]) -> None:
         partitions = self.partitions
+        if self._batched and len(routes) == 1 and routes[0][0].by == "local" \
+                and routes[0][1] is None:  # the common hop (join → MinShip): straight in
+            port = routes[0][0].port
+            self._inbox(node, routes[0][0].target).items.extend(
+                [(port, u) for u in outs if u.op == INS or not u.deleted])
+            return
         for update in outs:
             if update.op == DEL and update.deleted:
                 continue  # every node restricted itself (broadcast); nothing to ship
@@ -365,32 +399,37 @@ class LocalRuntime:
             self._ready.append(channel)
         queue.append(item)
 
-    def _post(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
-        """Queue ``update`` in the inbox of operator ``target`` on node ``dst``. An INS merges
-        into an INS of the same tuple queued on the same channel and port (``coalesced``), unless
-        a DEL of that tuple was queued after it."""
+    def _inbox(self, dst: int, target: str) -> _Inbox:
         box_key = (dst, target)
         box = self._inboxes.get(box_key)
         if box is None:
             box = self._inboxes[box_key] = _Inbox()
             self._ready_boxes.append(box_key)
+        return box
+
+    def _post(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
+        """Queue ``update`` in the inbox of operator ``target`` on node ``dst``. A remote INS
+        merges into an INS of the same tuple queued on the same channel and port
+        (``coalesced``), unless a DEL of that tuple was queued after it."""
+        box = self._inbox(dst, target)
         if src == dst:  # local: no channel to save; the operator absorbs derivations one by one
-            box.items.append([src, port, update])
+            box.items.append((port, update))
             return
         key = (src, port, update.tuple)
         if update.op == INS:
             queued = box.pending.get(key)
             if queued is not None:
-                merged = queued[2]
-                queued[2] = Update(INS, merged.relation, merged.tuple, merged.pv | update.pv)
+                merged = queued[1]
+                queued[1] = Update(INS, merged.relation, merged.tuple, merged.pv | update.pv)
                 self.metrics.nodes[src].coalesced += 1
                 return
-            item = [src, port, update]
+            item = [port, update]
             box.pending[key] = item
         else:
             box.pending.pop(key, None)
-            item = [src, port, update]
+            item = [port, update]
         box.items.append(item)
+        box.remote.append((src, item))
 
     def _drain_batched(self) -> None:
         """Deliver whole inboxes, oldest first: each operator consumes everything queued for
@@ -407,23 +446,20 @@ class LocalRuntime:
             box_key = ready.popleft()
             box = inboxes.pop(box_key)
             dst, target = box_key
-            batch: list[tuple[str, Update]] = []
-            for src, port, update in box.items:
-                if src != dst:
-                    sender = node_metrics[src]
-                    sender.messages += 1
-                    sender.tuples += 1
-                    if measure and update.pv is not None:
-                        sender.prov_bytes += len(encode(update.pv))
-                else:
-                    node_metrics[src].local_deliveries += 1
-                batch.append((port, update))
+            items = box.items
+            for src, (_port, update) in box.remote:
+                sender = node_metrics[src]
+                sender.messages += 1
+                sender.tuples += 1
+                if measure and update.pv is not None:
+                    sender.prov_bytes += len(encode(update.pv))
+            node_metrics[dst].local_deliveries += len(items) - len(box.remote)
             started = clock()
-            outs = nodes[dst][target].process_batch(batch)
+            outs = nodes[dst][target].process_batch(items)
             if outs:
                 self._route(dst, target, outs)
             m = node_metrics[dst]
-            m.processed += len(batch)
+            m.processed += len(items)
             m.time_s += clock() - started
 
     def _next(self) -> list | None:

@@ -80,7 +80,7 @@ class Fixpoint(Operator):
                 else:
                     if implies(pv, old):
                         continue  # absorbed
-                    new = pv if implies(old, pv) else old | pv
+                    new = old | pv
                 data[values] = new
                 dirty.add(values)
                 index = pending.get(values)

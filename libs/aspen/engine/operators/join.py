@@ -49,7 +49,7 @@ def no_window(update: Update, state: Mapping[tuple, Formula]) -> list[tuple[tupl
 
 
 class _Side:
-    __slots__ = ("name", "key", "probe", "window", "h", "store")
+    __slots__ = ("name", "key", "probe", "window", "h", "store", "shared")
 
     def __init__(self, name: str, manager: ProvenanceManager, key: Callable[[tuple], Any],
                  probe: Callable[[tuple], Iterable[Any]] | None, window: Window) -> None:
@@ -59,6 +59,7 @@ class _Side:
         self.window = window
         self.h: dict[Any, set[tuple]] = {}
         self.store = ProvenanceStore(manager)
+        self.shared = False  # the store belongs to the upstream operator (see share_state)
 
     def keys_to_probe(self, values: tuple) -> Iterable[Any]:
         return (self.key(values),) if self.probe is None else self.probe(values)
@@ -110,6 +111,22 @@ class PipelinedHashJoin(Operator):
             if bucket:
                 yield from bucket
 
+    def share_state(self, port: str, store: ProvenanceStore) -> None:
+        """Use ``store`` as side ``port``'s provenance map instead of a copy of it.
+
+        For a side fed only by a co-located operator that keeps exactly that map and emits an
+        update whenever an entry changes (a Fixpoint in front of its recursive join): the
+        upstream operator maintains the store (ORs, restrictions, retractions) and this side
+        only keeps its key index. Probes may then see formulas newer than the updates delivered
+        so far: every term is still a derivation, and the update, when it arrives, probes again.
+        Only for joins without windows or delete cascades (the runtime's).
+        """
+        side = self.sides[port]
+        if side.window is not no_window or self.cascade_deletes:
+            raise EngineError("a join side with a window or delete cascades cannot share state")
+        side.store = store
+        side.shared = True
+
     def process(self, port: str, update: Update) -> list[Update]:
         try:
             side = self.sides[port]
@@ -122,17 +139,29 @@ class PipelinedHashJoin(Operator):
             pv = update.pv
             if pv == self.manager.false:
                 return out
-            old, new = side.store.add(values, pv)
-            if old is None:
+            if side.shared:  # the owner already OR-ed it in, and sends only changes
+                changed = True
                 side.h.setdefault(side.key(values), set()).add(values)
-            if old is None or new != old:
+            else:
+                old, new = side.store.add(values, pv)
+                if old is None:
+                    side.h.setdefault(side.key(values), set()).add(values)
+                changed = old is None or new != old
+            if changed:
                 other_store = other.store.data
+                relation = self.relation
                 for match in self._matches(side, other, values):
+                    partner = other_store.get(match)
+                    if partner is None:
+                        continue  # left the shared store; its index entry is stale
                     result = self._pair(port, values, match)
                     if result is not None:
-                        out.append(self._ins(self.relation, result, pv & other_store[match]))
+                        out.append(Update(INS, relation, result, pv & partner))
         elif update.deleted:
             out.extend(self.delete_vars(update.deleted))
+        elif side.shared:  # retraction: the owner removed it from the store already
+            if values not in side.store.data:
+                side.discard(values)
         elif side.store.pop(values) is not None:  # retraction: drop silently
             side.discard(values)
         for expired, dead in side.window(update, side.store.data):
@@ -170,6 +199,9 @@ class PipelinedHashJoin(Operator):
         out: list[Update] = []
         changed_by_side: dict[str, list[tuple]] = {}
         for name, side in self.sides.items():
+            if side.shared:  # restricted by its owner; stale index entries are skipped
+                changed_by_side[name] = []
+                continue
             changed = side.store.restrict(dead)
             for values, _old, new in changed:
                 if new == false:
@@ -196,5 +228,6 @@ class PipelinedHashJoin(Operator):
         for name, rows in state.items():
             side = self.sides[name]
             for values, f in codec.load_map(rows):
-                side.store.set(values, f)
+                if not side.shared:
+                    side.store.set(values, f)
                 side.h.setdefault(side.key(values), set()).add(values)

@@ -81,6 +81,46 @@ class MinShip(Operator):
         self.relations.pop(values, None)
         return [update]
 
+    def process_batch(self, updates: list[tuple[str, Update]]) -> list[Update]:
+        """Consume updates delivered together. The derivations of a tuple not shipped before
+        are OR-ed into **one** first shipment (as if they had arrived as one message); every
+        other derivation goes through :meth:`process` one by one (absorbed by ``B_sent``, or
+        buffered)."""
+        out: list[Update] = []
+        first: dict[tuple, int] = {}  # tuple → index in ``out`` of its first shipment
+        sent = self.sent
+        implies = sent.implies
+        false = self.manager.false
+        process = self.process
+        for port, update in updates:
+            values = update.tuple
+            if update.op == INS:
+                pv = update.pv
+                if pv == false:
+                    continue
+                index = first.get(values)
+                if index is not None:
+                    shipped = out[index]
+                    if not implies(pv, shipped.pv):
+                        merged = shipped.pv | pv
+                        out[index] = Update(INS, shipped.relation, values, merged)
+                        sent.set(values, merged)
+                    continue
+                if values not in sent:
+                    self.relations[values] = update.relation
+                    sent.set(values, pv)
+                    first[values] = len(out)
+                    out.append(update)
+                    continue
+            elif update.deleted:
+                first.clear()
+            else:
+                first.pop(values, None)
+            emitted = process(port, update)
+            if emitted:
+                out.extend(emitted)
+        return out
+
     def delete_vars(self, dead: frozenset[str]) -> list[Update]:
         dead = frozenset(dead)
         false = self.manager.false

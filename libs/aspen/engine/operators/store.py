@@ -83,10 +83,9 @@ class ProvenanceStore:
             self.data[key] = pv
             self.dirty.add(key)
             return None, pv
-        implies = self.implies
-        if implies(pv, old):
+        if self.implies(pv, old):
             return old, old  # absorbed (tested without building the OR)
-        new = pv if implies(old, pv) else old | pv
+        new = old | pv
         self.data[key] = new
         self.dirty.add(key)
         return old, new
