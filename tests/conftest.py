@@ -6,6 +6,7 @@ use Spark never pay for it. Spark tests are marked ``@pytest.mark.spark``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,8 @@ def spark() -> Iterator[object]:
     session = get_spark("aspen-tests", extra_conf=TEST_SPARK_CONF)
     yield session
     session.stop()
+    # py4j logs "closing connection" from __del__ after pytest closed its streams: silence it
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture
