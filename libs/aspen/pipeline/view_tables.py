@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aspen.errors import UnknownViewError
+from aspen.views import VIEW_LAYOUTS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -31,17 +32,8 @@ __all__ = [
     "view_frame",
 ]
 
-VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
-    "reachable": ("src", "dst"),
-    "min_cost": ("src", "dst", "cost"),
-    "min_hops": ("src", "dst", "hops"),
-    "cheapest_path": ("src", "dst", "path", "cost"),
-    "fewest_hops": ("src", "dst", "path", "hops"),
-    "shortest_cheapest_path": ("src", "dst", "cheapest", "cost", "fewest", "hops"),
-    "active_region": ("region", "sensor"),
-    "region_sizes": ("region", "size"),
-    "largest_regions": ("region", "size"),
-}
+#: The attributes of each view (the engine's layouts, design.md "Views").
+VIEW_COLUMNS: dict[str, tuple[str, ...]] = VIEW_LAYOUTS
 VIEW_NAMES: tuple[str, ...] = tuple(VIEW_COLUMNS)
 PATH_COLUMNS = frozenset({"path", "cheapest", "fewest"})
 _INT_COLUMNS = frozenset({"hops", "size"})
