@@ -26,6 +26,8 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "overview.py", title="Overview", default=True),
         st.Page(HERE / "pages" / "network.py", title="Network"),
         st.Page(HERE / "pages" / "quarantine.py", title="Quarantine"),
+        st.Page(HERE / "pages" / "why.py", title="Why"),
+        st.Page(HERE / "pages" / "what_if.py", title="What if"),
     ]
 )
 st.sidebar.caption(f"Lake: `{st.session_state[LAKE_KEY]}`")

@@ -21,20 +21,27 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
+from aspen.pipeline.lake_provenance import LakeProvenance
+from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = [
     "LAKE_KEY",
+    "PROVENANCE_TABLES",
     "TableStatus",
     "current_lake",
     "lake_tables",
     "live_edges",
+    "link_of",
     "links_dot",
+    "load_provenance",
     "load_table",
+    "provenance_versions",
     "resolve_lake",
     "row_count",
     "table_status",
     "table_version",
+    "witness_dot",
 ]
 
 #: Session-state key holding the lake root of this session.
@@ -170,3 +177,53 @@ def live_edges(links: pd.DataFrame) -> pd.DataFrame:
         cost=("cost", "min"), instances=("cost", "size")
     )
     return grouped.sort_values(["src", "dst"]).reset_index(drop=True)
+
+
+#: The tables a :class:`LakeProvenance` reads: the ``variables`` registry and every view table.
+PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEW_NAMES)
+
+#: Cache key of a lake's provenance: ``(table, version)`` of each provenance table that exists.
+ProvenanceVersions = tuple[tuple[str, int], ...]
+
+
+def provenance_versions(settings: Settings) -> ProvenanceVersions:
+    """Versions of the existing ``variables`` and view tables (cheap; changes on every commit)."""
+    found = ((name, table_version(settings, name)) for name in PROVENANCE_TABLES)
+    return tuple((name, version) for name, version in found if version is not None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4, scope="session")  # dd managers are not thread-safe
+def load_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:
+    """The decoded provenance of ``lake``, one per set of table ``versions`` (the cache key).
+
+    Formulas are decoded lazily and kept on the object, so a rerun decodes nothing again
+    until a table gets a new version.
+    """
+    return LakeProvenance(Settings(lake=lake))
+
+
+def link_of(base_tuple: str) -> tuple[str, str] | None:
+    """``(src, dst)`` of a described link base tuple, ``None`` for any other relation.
+
+    >>> link_of("link(a→b)"), link_of("sensor(s1)")
+    (('a', 'b'), None)
+    """
+    if not (base_tuple.startswith("link(") and base_tuple.endswith(")")):
+        return None
+    src, arrow, dst = base_tuple[5:-1].partition("→")
+    return (src, dst) if arrow else None
+
+
+def witness_dot(links: Iterable[tuple[str, str]], highlighted: Iterable[tuple[str, str]]) -> str:
+    """A DOT digraph of ``links`` with the ``highlighted`` ones drawn bold red.
+
+    >>> 'color=red' in witness_dot([("a", "b"), ("b", "c")], [("a", "b")])
+    True
+    """
+    bold = set(highlighted)
+    lines = ["digraph witness {", "  rankdir=LR;", "  node [shape=circle];"]
+    for src, dst in sorted(set(links) | bold):
+        attrs = " [color=red, penwidth=2.5]" if (src, dst) in bold else " [color=gray]"
+        lines.append(f"  {_quote(src)} -> {_quote(dst)}{attrs};")
+    lines.append("}")
+    return "\n".join(lines)
