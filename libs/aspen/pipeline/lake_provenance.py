@@ -84,6 +84,7 @@ class LakeProvenance:
         self.manager = ProvenanceManager(backend)
         self._variables = read_table(settings, "variables")
         self._formulas: dict[str, dict[tuple, Any]] = {}
+        self._frames: dict[str, Any] = {}
 
     # -- base tuples ---------------------------------------------------------------------------
     def describe(self, var: str) -> str:
@@ -118,46 +119,76 @@ class LakeProvenance:
         return found
 
     # -- views -----------------------------------------------------------------------------------
+    def _frame(self, view: str) -> Any:
+        if view not in self._frames:
+            self._frames[view] = read_table(self.settings, check_view(view))
+        return self._frames[view]
+
+    def _decode_rows(self, view: str, rows: list[dict[str, Any]]) -> dict[tuple, Any]:
+        return {
+            row_to_tuple(view, row): self.manager.decode(bytes(row["provenance"]))
+            for row in rows
+            if row.get("provenance") is not None
+        }
+
     def formulas(self, view: str) -> dict[tuple, Any]:
         """Every tuple of ``view`` with its decoded formula."""
-        check_view(view)
         if view not in self._formulas:
-            frame = read_table(self.settings, view)
-            decoded: dict[tuple, Any] = {}
-            for row in frame.to_dict("records"):
-                data = row.get("provenance")
-                if data is not None:
-                    decoded[row_to_tuple(view, row)] = self.manager.decode(bytes(data))
-            self._formulas[view] = decoded
+            self._formulas[view] = self._decode_rows(view, self._frame(view).to_dict("records"))
         return self._formulas[view]
 
-    def matching(self, view: str, key: tuple[str, ...]) -> list[tuple]:
-        """Tuples of ``view`` whose leading attributes equal ``key``."""
+    def matching(self, view: str, key: tuple[str, ...]) -> dict[tuple, Any]:
+        """Tuples of ``view`` whose leading attributes equal ``key``, with their formulas.
+
+        Only the matching rows are decoded (explaining one pair of a large view stays cheap).
+        """
         columns = VIEW_COLUMNS[check_view(view)]
         if len(key) > len(columns):
             raise ConfigError(f"{view} has {len(columns)} attributes ({', '.join(columns)}); got {len(key)}")
-        found = [t for t in self.formulas(view) if tuple(str(v) for v in t[: len(key)]) == key]
+        if view in self._formulas:
+            found = {t: f for t, f in self._formulas[view].items()
+                     if tuple(str(v) for v in t[: len(key)]) == key}
+        else:
+            frame = self._frame(view)
+            mask = None
+            for column, value in zip(columns, key, strict=False):
+                hit = frame[column].astype(str) == value
+                mask = hit if mask is None else mask & hit
+            found = self._decode_rows(view, frame[mask].to_dict("records"))
         if not found:
             raise UnknownKeyError(f"{view} has no tuple {' '.join(key)}")
-        return sorted(found, key=repr)
+        return dict(sorted(found.items(), key=lambda item: repr(item[0])))
 
     def explain(self, view: str, key: tuple[str, ...], limit: int = 20) -> list[Explanation]:
         """Minimal witnesses and critical base tuples of the tuples of ``view`` matching ``key``."""
-        from aspen.provenance.explain import critical_variables, minimal_witnesses
+        from aspen.provenance.explain import minimal_witnesses
 
         if view not in PROVENANCE_VIEWS:
             raise ConfigError(f"{view} carries no provenance to explain; try one of {', '.join(PROVENANCE_VIEWS)}")
         out = []
-        for values in self.matching(view, key):
-            formula = self.formulas(view)[values]
-            witnesses = minimal_witnesses(self.manager, formula, limit=limit + 1)
+        for values, formula in self.matching(view, key).items():
+            # witnesses and critical tuples are shown per base *tuple*: the instances (variables)
+            # of one renewed link are the same link to an operator
+            by_tuple: dict[str, set[str]] = {}
+            for var in self.manager.support(formula):
+                by_tuple.setdefault(self.describe(var), set()).add(var)
+            var_witnesses = minimal_witnesses(self.manager, formula, limit=4 * limit + 1)
+            tuple_sets = {frozenset(self.describe(v) for v in w) for w in var_witnesses}
+            minimal = sorted(
+                (w for w in tuple_sets if not any(o < w for o in tuple_sets)),
+                key=lambda w: (len(w), sorted(w)),
+            )
+            critical = [
+                name for name, vars_ in sorted(by_tuple.items())
+                if self.manager.is_false(self.manager.restrict_false(formula, vars_))
+            ]
             out.append(
                 Explanation(
                     view,
                     values,
-                    [sorted(self.describe(v) for v in w) for w in witnesses[:limit]],
-                    sorted(self.describe(v) for v in critical_variables(self.manager, formula)),
-                    truncated=len(witnesses) > limit,
+                    [sorted(w) for w in minimal[:limit]],
+                    critical,
+                    truncated=len(minimal) > limit or len(var_witnesses) > 4 * limit,
                 )
             )
         return out
