@@ -1,4 +1,5 @@
-"""Aspen pipeline: ingest the inbox → apply to the base tables → maintain the views → publish.
+"""Aspen pipeline: ingest the inbox → apply to the base tables → maintain the views → check the
+expectations → publish.
 
 Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
 running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master
@@ -57,6 +58,7 @@ VIEWS = [
         "ledger", "metrics",
     )
 ]
+EXPECTATION_RESULTS = _asset("expectation_results")
 SUMMARY = _asset("summary")
 
 
@@ -196,6 +198,12 @@ def aspen_pipeline() -> None:
             "--partitions", str(params["partitions"]), "--mode", str(params["mode"]),
         )
 
+    @task(outlets=[EXPECTATION_RESULTS])
+    def expectations() -> None:
+        """Run the Great Expectations suites; a failed expectation fails the task (no publish)."""
+        lake, _ = _lake_and_inbox()
+        _spark_submit("expectations", "--lake", lake)
+
     @task(outlets=[SUMMARY])
     def publish() -> None:
         """Overwrite the ``summary`` table (one row per table of the lake)."""
@@ -204,7 +212,7 @@ def aspen_pipeline() -> None:
 
     ingested = ingest()
     applied = apply()
-    ingested >> applied >> maintain() >> publish()
+    ingested >> applied >> maintain() >> expectations() >> publish()
 
 
 aspen_pipeline()

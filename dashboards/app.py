@@ -28,6 +28,8 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "quarantine.py", title="Quarantine"),
         st.Page(HERE / "pages" / "why.py", title="Why"),
         st.Page(HERE / "pages" / "what_if.py", title="What if"),
+        st.Page(HERE / "pages" / "views.py", title="Views"),
+        st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
     ]
 )
 st.sidebar.caption(f"Lake: `{st.session_state[LAKE_KEY]}`")

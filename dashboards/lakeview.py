@@ -13,6 +13,7 @@ import argparse
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 import pandas as pd
@@ -27,9 +28,13 @@ from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = [
     "LAKE_KEY",
+    "NO_REGION",
     "PROVENANCE_TABLES",
+    "Snapshot",
     "TableStatus",
+    "batch_numbers",
     "current_lake",
+    "latest_results",
     "lake_tables",
     "live_edges",
     "link_of",
@@ -37,8 +42,11 @@ __all__ = [
     "load_provenance",
     "load_table",
     "provenance_versions",
+    "read_latest",
     "resolve_lake",
+    "route_text",
     "row_count",
+    "sensor_map",
     "table_status",
     "table_version",
     "witness_dot",
@@ -76,9 +84,11 @@ def table_version(settings: Settings, name: str) -> int | None:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def load_table(uri: str, version: int) -> pd.DataFrame:
-    """The table at ``uri`` as of ``version`` (cached per ``(uri, version)``)."""
-    return DeltaTable(uri, version=version).to_pandas()
+def load_table(uri: str, version: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The table at ``uri`` as of ``version``, optionally only ``columns`` (cached per arguments)."""
+    return DeltaTable(uri, version=version).to_pandas(
+        columns=list(columns) if columns is not None else None
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -227,3 +237,141 @@ def witness_dot(links: Iterable[tuple[str, str]], highlighted: Iterable[tuple[st
         lines.append(f"  {_quote(src)} -> {_quote(dst)}{attrs};")
     lines.append("}")
     return "\n".join(lines)
+
+
+class Snapshot(NamedTuple):
+    """One table as the dashboard read it: ``version`` and ``rows``, or the ``problem`` met."""
+
+    version: int
+    rows: pd.DataFrame
+    problem: str = ""
+
+
+def read_latest(
+    settings: Settings, name: str, columns: tuple[str, ...] | None = None
+) -> Snapshot | None:
+    """The latest version of table ``name`` (cached by version), ``None`` when it does not exist.
+
+    ``columns`` reads only those (e.g. not the provenance bytes). A table delta-rs cannot read,
+    or without one of ``columns``, gives an empty ``rows`` and a ``problem`` saying why, so a
+    page shows a message instead of a traceback.
+
+    >>> read_latest(Settings(lake="/nonexistent/lake"), "ledger") is None
+    True
+    """
+    version = table_version(settings, name)
+    if version is None:
+        return None
+    try:
+        return Snapshot(version, load_table(settings.table_uri(name), version, columns))
+    except TableNotFoundError:  # removed between the two reads
+        return None
+    except (DeltaError, OSError, ValueError) as err:
+        return Snapshot(version, pd.DataFrame(), f"cannot read `{name}` with delta-rs: {err}")
+
+
+def route_text(path: Iterable[object] | None) -> str:
+    """A stored path (list of node ids) as ``a → b → c``.
+
+    >>> route_text(["a", "b", "c"]), route_text(None)
+    ('a → b → c', '')
+    """
+    return "" if path is None else " → ".join(str(node) for node in path)
+
+
+#: Region label of a sensor that is in no active region.
+NO_REGION = "(none)"
+
+
+def sensor_map(
+    sensors: pd.DataFrame, regions: pd.DataFrame | None, triggered: pd.DataFrame | None
+) -> pd.DataFrame:
+    """One row per (live sensor, active region) with ``x``, ``y`` and whether it is triggered.
+
+    ``sensors`` is the ``sensor`` base table (``id``, ``x``, ``y``; several live instances of a
+    sensor are one sensor), ``regions`` the ``active_region`` view (``region``, ``sensor``) and
+    ``triggered`` the ``triggered`` base table (``id``). A sensor in no region gets
+    :data:`NO_REGION`; a region member missing from ``sensors`` has no position and is left out.
+
+    >>> sensors = pd.DataFrame({"id": ["s1", "s2"], "x": [0.0, 10.0], "y": [0.0, 0.0]})
+    >>> regions = pd.DataFrame({"region": ["r1"], "sensor": ["s1"]})
+    >>> sensor_map(sensors, regions, pd.DataFrame({"id": ["s1"]})).to_dict("records")
+    [{'sensor': 's1', 'x': 0.0, 'y': 0.0, 'region': 'r1', 'triggered': True}, \
+{'sensor': 's2', 'x': 10.0, 'y': 0.0, 'region': '(none)', 'triggered': False}]
+    """
+    columns = ["sensor", "x", "y", "region", "triggered"]
+    if sensors.empty:
+        return pd.DataFrame(columns=columns)
+    placed = (
+        sensors.assign(sensor=sensors["id"].astype(str))[["sensor", "x", "y"]]
+        .drop_duplicates("sensor", keep="last")
+        .astype({"x": float, "y": float})
+    )
+    if regions is not None and not regions.empty:
+        members = regions.assign(
+            region=regions["region"].astype(str), sensor=regions["sensor"].astype(str)
+        )[["region", "sensor"]].drop_duplicates()
+        placed = placed.merge(members, on="sensor", how="left")
+        placed["region"] = placed["region"].fillna(NO_REGION)
+    else:
+        placed = placed.assign(region=NO_REGION)
+    on = set() if triggered is None or triggered.empty else set(triggered["id"].astype(str))
+    placed["triggered"] = placed["sensor"].isin(on)
+    return placed[columns].sort_values(["sensor", "region"]).reset_index(drop=True)
+
+
+#: Per-batch totals the health page plots (metric names of the ``metrics`` table, node -1).
+BATCH_METRICS: tuple[str, ...] = (
+    "wall_seconds",
+    "messages",
+    "tuples",
+    "prov_bytes",
+    "state_bytes",
+)
+
+
+def batch_numbers(ledger: pd.DataFrame, metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per committed batch: the ledger's columns and the totals of :data:`BATCH_METRICS`.
+
+    ``metrics`` is the long ``metrics`` table (``batch_id``, ``node``, ``metric``, ``value``;
+    node -1 holds totals). Metrics of a batch without a ledger row (in progress or failed) are
+    left out; a metric never recorded is a missing value.
+
+    >>> ledger = pd.DataFrame({"batch_id": [1], "updates_in": [5]})
+    >>> metrics = pd.DataFrame({"batch_id": [1, 1, 2], "node": [-1, 0, -1],
+    ...                         "metric": ["messages"] * 3, "value": [7.0, 3.0, 9.0]})
+    >>> batch_numbers(ledger, metrics)[["batch_id", "updates_in", "messages"]].to_dict("records")
+    [{'batch_id': 1, 'updates_in': 5, 'messages': 7.0}]
+    """
+    frame = ledger.sort_values("batch_id").reset_index(drop=True)
+    totals = pd.DataFrame(columns=["batch_id", *BATCH_METRICS])
+    if metrics is not None and not metrics.empty:
+        rows = metrics[(metrics["node"] == -1) & metrics["metric"].isin(BATCH_METRICS)]
+        totals = rows.pivot_table(
+            index="batch_id", columns="metric", values="value", aggfunc="last"
+        ).reset_index()
+    for name in BATCH_METRICS:
+        if name not in totals:
+            totals[name] = float("nan")
+    totals = totals[["batch_id", *BATCH_METRICS]].astype({"batch_id": "int64"})
+    totals.columns.name = None
+    merged = frame.merge(totals, on="batch_id", how="left")
+    return merged.astype({name: "float64" for name in BATCH_METRICS})
+
+
+def latest_results(results: pd.DataFrame) -> tuple[int | None, pd.DataFrame]:
+    """The latest batch's expectation results, failures first; ``(None, empty)`` if none.
+
+    >>> frame = pd.DataFrame({"batch_id": [1, 2, 2], "suite": ["s"] * 3, "table": ["t"] * 3,
+    ...                       "expectation": ["a", "b", "c"], "success": [False, True, False]})
+    >>> batch, rows = latest_results(frame)
+    >>> batch, list(rows["expectation"])
+    (2, ['c', 'b'])
+    """
+    if results.empty:
+        return None, results
+    batch = int(results["batch_id"].max())
+    rows = results[results["batch_id"] == batch]
+    order = [c for c in ("success", "suite", "table", "expectation") if c in rows]
+    rows = rows.assign(success=rows["success"].astype(bool)).sort_values(order, kind="stable")
+    return batch, rows.reset_index(drop=True)

@@ -51,4 +51,17 @@ for artifact in "io.delta:delta-spark_${SPARK_MINOR}_2.13:${DELTA_VERSION}" "io.
       || { tail -20 /tmp/aspen-mvn.log >&2; die "Maven could not fetch $artifact (is Maven Central reachable?)."; }
   fi
 done
-echo "setup: ready (.venv, $JARS)"
+# Headless Chromium for the dashboard's browser test (Playwright drives the Debian binary; it never
+# downloads its own browsers). Skipped when chromium is already on PATH.
+if [ ! -f "$STAMPS/chromium" ] || ! command -v chromium >/dev/null 2>&1; then
+  if ! command -v chromium >/dev/null 2>&1; then
+    command -v apt-get >/dev/null 2>&1 \
+      || die "chromium is required for the browser test and apt-get is unavailable: install chromium (Debian package 'chromium') and put it on PATH."
+    echo "setup: installing chromium (apt-get; first run takes a minute)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; } \
+      >/tmp/aspen-apt.log 2>&1 \
+      || { tail -20 /tmp/aspen-apt.log >&2; die "apt-get could not install chromium (are you root, is the Debian mirror reachable?)."; }
+  fi
+  touch "$STAMPS/chromium"
+fi
+echo "setup: ready (.venv, $JARS, chromium)"

@@ -48,12 +48,13 @@ def test_dag_file_imports_nothing_heavy() -> None:
     assert heavy == ["HEAVY="]
 
 
-def test_tasks_run_ingest_then_apply_then_maintain_then_publish(dagbag) -> None:
+def test_tasks_run_ingest_apply_maintain_expectations_then_publish(dagbag) -> None:
     dag = dagbag.dags["aspen_pipeline"]
-    assert set(dag.task_dict) == {"ingest", "apply", "maintain", "publish"}
+    assert set(dag.task_dict) == {"ingest", "apply", "maintain", "expectations", "publish"}
     assert dag.task_dict["ingest"].downstream_task_ids == {"apply"}
     assert dag.task_dict["apply"].downstream_task_ids == {"maintain"}
-    assert dag.task_dict["maintain"].downstream_task_ids == {"publish"}
+    assert dag.task_dict["maintain"].downstream_task_ids == {"expectations"}
+    assert dag.task_dict["expectations"].downstream_task_ids == {"publish"}
     assert dag.task_dict["publish"].downstream_task_ids == set()
     assert dag.catchup is False
     assert dag.max_active_runs == 1
@@ -77,6 +78,7 @@ def test_tasks_declare_the_delta_tables_as_assets(dagbag) -> None:
     names = {t: {a.name for a in dag.task_dict[t].outlets} for t in dag.task_dict}
     assert names["ingest"] == {"aspen.updates", "aspen.quarantine"}
     assert {"aspen.link", "aspen.sensor", "aspen.triggered", "aspen.region_seed"} <= names["apply"]
+    assert names["expectations"] == {"aspen.expectation_results"}
     assert names["publish"] == {"aspen.summary"}
     summary = dag.task_dict["publish"].outlets[0]
     assert summary.uri.startswith("file:///") and summary.uri.endswith("/summary")
@@ -123,7 +125,7 @@ LINK_UPDATES = [
 def test_dag_test_runs_the_pipeline_end_to_end(
     airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for job in ("ingest", "apply", "maintain", "publish"):
+    for job in ("ingest", "apply", "maintain", "expectations", "publish"):
         if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
             pytest.fail(f"jobs/{job}.py does not exist yet")
     from airflow.utils.state import DagRunState, TaskInstanceState
@@ -144,7 +146,8 @@ def test_dag_test_runs_the_pipeline_end_to_end(
 
     states = {ti.task_id: ti.state for ti in run.get_task_instances()}
     assert states == {
-        t: TaskInstanceState.SUCCESS for t in ("ingest", "apply", "maintain", "publish")
+        t: TaskInstanceState.SUCCESS
+        for t in ("ingest", "apply", "maintain", "expectations", "publish")
     }
     assert run.state == DagRunState.SUCCESS
     assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
@@ -162,6 +165,9 @@ def test_dag_test_runs_the_pipeline_end_to_end(
         (a, b) for a in nodes for b in nodes
     }
     assert (reachable["prov_bytes"] > 0).all()
+    results = DeltaTable(str(lake / "expectation_results")).to_pandas()
+    assert set(results["batch_id"]) == {1} and results["success"].all()
+    assert {"views.reachable", "inputs.link"} <= set(results["suite"])
     summary = DeltaTable(str(lake / "summary")).to_pandas().set_index("name")
     assert summary.loc["link", "row_count"] == 3
     assert summary.loc["updates", "row_count"] >= 5

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "explain",
     "what_if",
     "verify",
+    "check",
     "bench",
     "demo",
     "dashboard",

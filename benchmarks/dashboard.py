@@ -1,0 +1,262 @@
+"""Dashboard answer times: *why* and *what if* from published tables, and the app's first paint.
+
+1. Builds a lake for a transit-stub topology of ``--nodes`` nodes (1,000 by default;
+   ``aspen.generators.topology``, the demo's 2.4 link tuples per node) with the in-process
+   engine, and publishes the view tables, ``link`` and the ``variables`` registry with delta-rs,
+   as ``aspen maintain`` does. The lake is kept under ``--lake-dir`` and reused by later runs.
+   Exact all-pairs ``reachable`` provenance does not scale to 1,000 nodes (design.md, "Known
+   performance risk"), so by default only the path views are published (``--views`` changes it).
+2. Answers what the Why and What-if pages answer, through the same calls they make
+   (``LakeProvenance.explain`` / ``live_vars_of`` + ``what_if``), for random pairs and links:
+   the first answer (cold: read and decode the tables) and the following ones (warm: the page's
+   cached ``LakeProvenance``), p50 and p95.
+3. Starts ``streamlit run dashboards/app.py`` on the embedded default lake (``./lakehouse``, if
+   ``make demo`` built it) and measures, in headless Chromium, the time from navigation to the
+   Overview's metrics being visible (first paint), for a cold and several warm page loads.
+
+Prints numbers; asserts nothing.
+
+    .venv/bin/python benchmarks/dashboard.py [--nodes 1000] [--samples 30] [--no-browser]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from aspen.cli.dashboard import app_path, streamlit_command
+from aspen.engine.batch import BaseFact, Batch
+from aspen.engine.runtime import LocalRuntime
+from aspen.errors import UnknownKeyError
+from aspen.generators.topology import TransitStubParams, transit_stub
+from aspen.pipeline.deltars import read_table, table_exists, write_table
+from aspen.pipeline.lake_provenance import LakeProvenance
+from aspen.pipeline.view_tables import view_frame
+from aspen.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PATH_VIEWS = ("cheapest_path", "fewest_hops", "min_cost", "min_hops")
+DEMO_AVG_DEGREE = 2.4
+NODES_PER_DOMAIN = 100  # TransitStubParams() defaults: 4 transit nodes × (1 + 3 stubs × 8)
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile of ``values`` (share in [0, 1])."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(share * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+def build_lake(lake: Path, nodes: int, views: tuple[str, ...], seed: int) -> dict[str, float]:
+    """Publish the views of a ``nodes``-node topology into ``lake`` (skipped when present)."""
+    settings = Settings(lake=str(lake))
+    marker = lake / "bench.json"
+    wanted = {"nodes": nodes, "views": list(views), "seed": seed}
+    if marker.exists() and json.loads(marker.read_text()).get("spec") == wanted:
+        return json.loads(marker.read_text())["build"]
+    shutil.rmtree(lake, ignore_errors=True)
+    domains = -(-nodes // NODES_PER_DOMAIN)
+    topology = transit_stub(
+        TransitStubParams(transit_domains=domains, avg_degree=DEMO_AVG_DEGREE), seed=seed
+    )
+    facts = [
+        BaseFact("link", (link.src, link.dst, link.cost), f"v{i}")
+        for i, link in enumerate(topology.links)
+    ]
+    print(f"build: {len(topology.nodes)} nodes, {len(facts)} link tuples, views {', '.join(views)}")
+    started = time.perf_counter()
+    runtime = LocalRuntime(views=views, partitions=4, mode="lazy", measure_bytes=False)
+    runtime.apply(Batch(inserts=tuple(facts)))
+    runtime.flush()
+    engine_s = time.perf_counter() - started
+
+    started = time.perf_counter()
+    rows: dict[str, float] = {}
+    for view in views:
+        tuples = runtime.view(view)
+        write_table(settings, view, view_frame(view, tuples, runtime.manager, batch_id=1))
+        rows[view] = float(len(tuples))
+    links = pd.DataFrame(
+        {
+            "src": [f.values[0] for f in facts],
+            "dst": [f.values[1] for f in facts],
+            "cost": [float(f.values[2]) for f in facts],
+            "var": [f.var for f in facts],
+            "batch_id": 1,
+        }
+    )
+    write_table(settings, "link", links)
+    variables = pa.table(
+        {
+            "var": [f.var for f in facts],
+            "relation": ["link"] * len(facts),
+            "key": [json.dumps(list(f.values[:2])) for f in facts],
+            "values": [json.dumps(list(f.values)) for f in facts],
+            "inserted_batch": pa.array([1] * len(facts), pa.int64()),
+            "deleted_batch": pa.array([None] * len(facts), pa.int64()),
+            "expires_at": pa.array([None] * len(facts), pa.timestamp("us", "UTC")),
+        }
+    )
+    write_table(settings, "variables", variables)
+    build = {"engine_s": engine_s, "publish_s": time.perf_counter() - started, **rows}
+    marker.write_text(json.dumps({"spec": wanted, "build": build}))
+    return build
+
+
+def time_answers(lake: Path, samples: int, seed: int) -> None:
+    """Why and what-if answer times through the pages' calls (cold first, then warm)."""
+    settings = Settings(lake=str(lake))
+    rng = random.Random(seed)
+    links = read_table(settings, "link", columns=["src", "dst"])
+    link_keys = [tuple(map(str, pair)) for pair in links.drop_duplicates().itertuples(index=False)]
+    why_view = "cheapest_path" if table_exists(settings, "cheapest_path") else "reachable"
+    pairs = read_table(settings, why_view, columns=["src", "dst"]).drop_duplicates()
+    pair_keys = [tuple(map(str, p)) for p in pairs.itertuples(index=False)]
+
+    def why(provenance: LakeProvenance, key: tuple[str, str]) -> float:
+        started = time.perf_counter()
+        provenance.explain(why_view, key)
+        return time.perf_counter() - started
+
+    def what_if(provenance: LakeProvenance, key: tuple[str, str]) -> tuple[float, int]:
+        started = time.perf_counter()
+        deleted = provenance.live_vars_of("link", key)
+        lost = provenance.what_if(deleted)
+        return time.perf_counter() - started, sum(len(v) for v in lost.values())
+
+    started = time.perf_counter()
+    provenance = LakeProvenance(settings)
+    open_s = time.perf_counter() - started
+    why_cold = why(provenance, rng.choice(pair_keys))
+    why_warm = [why(provenance, rng.choice(pair_keys)) for _ in range(samples)]
+    print(f"\nanswers from published tables ({len(pair_keys)} {why_view} pairs, "
+          f"{len(link_keys)} links; {samples} samples each)")
+    print(f"  open LakeProvenance (read variables)     {open_s * 1000:9.1f} ms")
+    print(f"  why ({why_view}) first answer          {why_cold * 1000:9.1f} ms")
+    print(f"  why warm  p50 / p95                      {percentile(why_warm, .5) * 1000:9.1f} ms"
+          f" / {percentile(why_warm, .95) * 1000:.1f} ms")
+
+    provenance = LakeProvenance(settings)  # a fresh one: the what-if page's first answer
+    cold_s, cold_lost = what_if(provenance, rng.choice(link_keys))
+    warm: list[float] = []
+    lost_counts: list[int] = []
+    for _ in range(samples):
+        try:
+            seconds, lost = what_if(provenance, rng.choice(link_keys))
+        except UnknownKeyError:
+            continue
+        warm.append(seconds)
+        lost_counts.append(lost)
+    print(f"  what-if first answer (decode all views)  {cold_s * 1000:9.1f} ms  ({cold_lost} lost)")
+    print(f"  what-if warm p50 / p95                   {percentile(warm, .5) * 1000:9.1f} ms"
+          f" / {percentile(warm, .95) * 1000:.1f} ms  (median {statistics.median(lost_counts):.0f}"
+          " tuples lost per link)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def first_paint(lake: Path, loads: int) -> None:
+    """Navigation → Overview metrics visible, in headless Chromium, on ``lake``."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        print("\nfirst paint: skipped (no chromium; run infra/install.sh)")
+        return
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("\nfirst paint: skipped (playwright is not importable)")
+        return
+    port = _free_port()
+    command = streamlit_command(app_path(), Settings(lake=str(lake)).lake_uri, port)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        started = time.perf_counter()
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as reply:
+                    if reply.read().strip() == b"ok":
+                        break
+            except OSError:
+                if process.poll() is not None or time.perf_counter() - started > 120:
+                    print("\nfirst paint: streamlit did not start")
+                    return
+                time.sleep(0.2)
+        server_s = time.perf_counter() - started
+        times: list[float] = []
+        with sync_playwright() as driver:
+            browser = driver.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
+            for _ in range(loads):
+                page = browser.new_page()
+                page.set_default_timeout(120_000)
+                started = time.perf_counter()
+                page.goto(url, wait_until="commit")
+                page.get_by_test_id("stMetric").first.wait_for()
+                times.append(time.perf_counter() - started)
+                page.close()
+            browser.close()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+    print(f"\nfirst paint on {lake} (Overview metrics visible)")
+    print(f"  streamlit up (health ok)                 {server_s * 1000:9.1f} ms")
+    print(f"  first load (cold caches)                 {times[0] * 1000:9.1f} ms")
+    if len(times) > 1:
+        rest = times[1:]
+        label = f"  later loads p50 / max ({len(rest)})"
+        print(f"{label:<43}{statistics.median(rest) * 1000:9.1f} ms / {max(rest) * 1000:.1f} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--views", default=",".join(PATH_VIEWS),
+                        help="views to publish (reachable does not scale to 1,000 nodes)")
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lake-dir", type=Path, default=ROOT / "results" / "dashboard-bench-lake")
+    parser.add_argument("--demo-lake", type=Path, default=ROOT / "lakehouse")
+    parser.add_argument("--loads", type=int, default=5, help="browser page loads")
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args(argv)
+
+    views = tuple(v for v in args.views.split(",") if v)
+    lake = args.lake_dir / f"n{args.nodes}"
+    build = build_lake(lake, args.nodes, views, args.seed)
+    print("build (engine, then publish with delta-rs): "
+          + ", ".join(f"{k} {v:.1f}" if k.endswith("_s") else f"{k} {v:.0f} rows"
+                      for k, v in build.items()))
+    time_answers(lake, args.samples, args.seed)
+    if not args.no_browser:
+        if (args.demo_lake / "link" / "_delta_log").is_dir():
+            first_paint(args.demo_lake, args.loads)
+        else:
+            print(f"\nfirst paint: skipped (no demo lake at {args.demo_lake}; run `make demo`)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
