@@ -26,6 +26,7 @@ __all__ = [
     "EngineError",
     "VerificationError",
     "DataQualityError",
+    "InjectedCrash",
 ]
 
 
@@ -89,3 +90,7 @@ class VerificationError(AspenError):
 
 class DataQualityError(AspenError):
     """A Great Expectations suite failed."""
+
+
+class InjectedCrash(AspenError):
+    """A crash injected on purpose at a named point (``ASPEN_CRASH_AT``), to test recovery."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from aspen.errors import NotBuiltYetError
 from aspen.settings import Settings
 
 
@@ -21,12 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.runtime == "spark":
-        raise NotBuiltYetError(
-            "--runtime spark is not built yet (issue 4); use --runtime local"
-        )
-    from aspen.pipeline.maintain_local import maintain_local
+        from aspen.pipeline.maintain_spark import maintain_spark
 
-    report = maintain_local(settings)
+        report = maintain_spark(settings)
+    else:
+        from aspen.pipeline.maintain_local import maintain_local
+
+        report = maintain_local(settings)
     for line in report.lines():
         print(line)
     return 0

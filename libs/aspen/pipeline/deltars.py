@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["read_table", "replace_batch", "table_exists", "table_version", "write_table"]
+__all__ = [
+    "read_table", "replace_batch", "row_count", "table_exists", "table_version", "write_table",
+]
 
 
 def _open(settings: Settings, name: str):
@@ -49,6 +51,12 @@ def table_version(settings: Settings, name: str) -> int:
     return _open(settings, name).version()
 
 
+def row_count(settings: Settings, name: str) -> int:
+    """Rows in table ``name`` from the Delta log's file statistics (no data file is read)."""
+    actions = _open(settings, name).get_add_actions(flatten=True)
+    return int(sum(n for n in actions.column("num_records").to_pylist() if n is not None))
+
+
 def read_table(settings: Settings, name: str, columns: list[str] | None = None) -> pd.DataFrame:
     """The whole table ``name`` as a pandas DataFrame (raises TableMissingError)."""
     return _open(settings, name).to_pandas(columns=columns)
@@ -63,8 +71,8 @@ def write_table(
     data = _arrow(data)
     if mode == "overwrite":
         write_deltalake(settings.table_uri(name), data, mode="overwrite", schema_mode="overwrite")
-    else:
-        write_deltalake(settings.table_uri(name), data, mode=mode)
+    else:  # appending rows with a column the table lacks adds it (older ledgers)
+        write_deltalake(settings.table_uri(name), data, mode=mode, schema_mode="merge")
 
 
 def replace_batch(

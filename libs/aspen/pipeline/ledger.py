@@ -1,23 +1,28 @@
 """The ``ledger``: one committed row per maintained batch, written last.
 
-A maintained batch is committed exactly when its ledger row exists; every other table the batch
-writes is either overwritten from the committed state or keyed by ``batch_id`` so that a rerun
-after a crash replaces what the failed run left (see ``maintain_local``).
+A maintained batch is committed exactly when its ledger row exists. The row records the Delta
+version of every table the batch wrote (``table_versions``): before the next batch starts,
+:func:`restore_uncommitted` restores any of them that a failed run wrote past that version (Delta
+time travel), so a rerun starts from exactly the committed state. Tables keyed by ``batch_id``
+(metrics, engine state) are replaced by the rerun anyway.
 
 >>> from aspen.settings import Settings
 >>> last_committed(Settings(lake="/nonexistent/lake"))
-LedgerEntry(batch_id=0, through_ingest_batch=-1, runtime='', partitions=0, mode='')
+LedgerEntry(batch_id=0, through_ingest_batch=-1, runtime='', partitions=0, mode='', table_versions={})
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from aspen.pipeline.deltars import read_table, table_exists, write_table
+from aspen.pipeline.deltars import read_table, table_exists, table_version, write_table
 from aspen.settings import Settings
 
-__all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed"]
+__all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed", "restore_uncommitted"]
 
 LEDGER = "ledger"
 
@@ -31,6 +36,7 @@ class LedgerEntry:
     runtime: str
     partitions: int
     mode: str
+    table_versions: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 def last_committed(settings: Settings) -> LedgerEntry:
@@ -41,22 +47,48 @@ def last_committed(settings: Settings) -> LedgerEntry:
     if frame.empty:
         return LedgerEntry(0, -1, "", 0, "")
     row = frame.sort_values("batch_id").iloc[-1]
+    versions = row.get("table_versions")
+    missing = versions is None or (isinstance(versions, float) and math.isnan(versions))
     return LedgerEntry(
         int(row["batch_id"]),
         int(row["through_ingest_batch"]),
         str(row["runtime"]),
         int(row["partitions"]),
         str(row["mode"]),
+        {} if missing else {str(k): int(v) for k, v in json.loads(versions).items()},
     )
 
 
-def commit(settings: Settings, entry: LedgerEntry, updates_in: int, view_changes_out: int) -> None:
-    """Append the ledger row of ``entry``: the batch is committed from now on."""
+def commit(
+    settings: Settings,
+    entry: LedgerEntry,
+    updates_in: int,
+    view_changes_out: int,
+    tables: Iterable[str] = (),
+) -> None:
+    """Append the ledger row of ``entry``, recording the current version of each of ``tables``
+    (those the batch wrote): the batch is committed from now on."""
     import pandas as pd
 
+    versions = {name: table_version(settings, name) for name in tables
+                if table_exists(settings, name)}
     row = asdict(entry) | {
+        "table_versions": json.dumps(versions, sort_keys=True),
         "updates_in": updates_in,
         "view_changes_out": view_changes_out,
         "committed_at": datetime.now(UTC),
     }
     write_table(settings, LEDGER, pd.DataFrame([row]), mode="append")
+
+
+def restore_uncommitted(settings: Settings, entry: LedgerEntry) -> list[str]:
+    """Restore every table a failed run wrote after the committed batch ``entry`` to the version
+    that batch committed (Delta time travel); returns the tables restored."""
+    from deltalake import DeltaTable
+
+    restored = []
+    for name, version in sorted(entry.table_versions.items()):
+        if table_exists(settings, name) and table_version(settings, name) > version:
+            DeltaTable(settings.table_uri(name)).restore(version)
+            restored.append(name)
+    return restored

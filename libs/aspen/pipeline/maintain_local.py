@@ -105,6 +105,7 @@ def maintain_local(
     apply_pending(spark, settings)
 
     last = ledger.last_committed(settings)
+    ledger.restore_uncommitted(settings, last)
     partitions = partitions or settings.partitions
     mode = mode or settings.mode
     if not table_exists(settings, "variables"):
@@ -112,7 +113,7 @@ def maintain_local(
     variables = read_table(settings, "variables")
     through = _max_ingest_batch(variables)
 
-    runtime = load_runtime(settings, last)
+    runtime = load_runtime(settings, last) if last.runtime == "local" else None
     rebuild = runtime is None or (last.partitions, last.mode) != (partitions, mode)
     if not rebuild and through <= last.through_ingest_batch:
         return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
@@ -140,7 +141,8 @@ def maintain_local(
     _write_metrics(settings, entry.batch_id, runtime, report)
     _write_state(settings, entry, runtime)
     changes = sum(i + d for i, d in report.view_changes.values())
-    ledger.commit(settings, entry, len(batch.inserts) + len(batch.deletes), changes)
+    ledger.commit(settings, entry, len(batch.inserts) + len(batch.deletes), changes,
+                  tables=VIEW_NAMES)
     return report
 
 

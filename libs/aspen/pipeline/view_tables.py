@@ -29,6 +29,7 @@ __all__ = [
     "PATH_COLUMNS",
     "check_view",
     "row_to_tuple",
+    "view_ddl",
     "view_frame",
 ]
 
@@ -97,3 +98,19 @@ def view_frame(
         pa.field("batch_id", pa.int64()),
     ]
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
+
+
+def view_ddl(view: str) -> str:
+    """The Spark DDL of ``view``'s attribute columns.
+
+    >>> view_ddl("fewest_hops")
+    'src STRING, dst STRING, path ARRAY<STRING>, hops BIGINT'
+    """
+    def kind(column: str) -> str:
+        if column in PATH_COLUMNS:
+            return "ARRAY<STRING>"
+        if column in _INT_COLUMNS:
+            return "BIGINT"
+        return "DOUBLE" if column in _FLOAT_COLUMNS else "STRING"
+
+    return ", ".join(f"{c} {kind(c)}" for c in VIEW_COLUMNS[check_view(view)])

@@ -1,0 +1,182 @@
+"""Synchronous rounds over partitioned nodes: the protocol the Spark runtime runs, in one process.
+
+A batch runs in rounds. In round 0 every node kills the batch's dead variables and inserts the
+base facts it owns; in every round each node that has mail (or must flush) is restored from its
+state bytes, takes its messages, runs to local quiescence, and returns its new state bytes and
+its outbox — the messages of the next round. When a round sends nothing, one *flush round*
+fires every node's MinShip buffers (lazy mode ships only then); the batch ends when a flush round
+sends nothing. Then :func:`publish_node` lists, per view, the rows of every node whose share of
+that view changed.
+
+:func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
+:class:`RoundRuntime` drives them in-process (the reference the Spark path is tested against).
+
+>>> from aspen.engine.batch import Batch, BaseFact
+>>> rt = RoundRuntime(views=("reachable",), partitions=3, backend="python")
+>>> _ = rt.apply(Batch(inserts=(BaseFact("link", ("a", "b", 1.0), "v1"),
+...                             BaseFact("link", ("b", "c", 1.0), "v2"))))
+>>> sorted(rt.view("reachable"))
+[('a', 'b'), ('a', 'c'), ('b', 'c')]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aspen.engine.batch import BaseFact, Batch
+from aspen.engine.node import NodeRuntime, decode_message, encode_message
+from aspen.engine.partitioning import owner
+from aspen.engine.plan import PlanChoices
+from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.views import check_views
+
+__all__ = ["NodeStep", "RoundRuntime", "publish_node", "step_node"]
+
+
+@dataclass
+class NodeStep:
+    """What one node did in one round."""
+
+    state: bytes
+    outbox: list[tuple[int, bytes]]   # (destination node, encoded message)
+    pending: bool                      # a MinShip buffer holds something
+    processed: int = 0                 # messages and facts taken in
+    seconds: float = 0.0
+
+
+def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoices,
+             state: bytes | None, backend: str | None) -> NodeRuntime:
+    if state:
+        return NodeRuntime.load(state, backend)
+    return NodeRuntime(me, partitions, views, backend, choices=choices)
+
+
+def step_node(
+    me: int,
+    partitions: int,
+    views: Sequence[str],
+    choices: PlanChoices,
+    state: bytes | None,
+    *,
+    dead: Iterable[str] = (),
+    facts: Iterable[BaseFact] = (),
+    inbox: Iterable[tuple[int, bytes]] = (),
+    flush: bool = False,
+    backend: str | None = None,
+) -> NodeStep:
+    """One round of node ``me``: restore, kill ``dead``, insert ``facts``, take ``inbox``
+    (``(sender, message bytes)``), run; return the new state and the outbox."""
+    started = time.perf_counter()
+    node = _restore(me, partitions, views, choices, state, backend)
+    node.kill(frozenset(dead))
+    processed = 0
+    for fact in facts:
+        node.insert(fact)
+        processed += 1
+    for src, data in inbox:
+        target, port, update = decode_message(data, node.manager)
+        node.receive(src, target, port, update)
+        processed += 1
+    outbox = [
+        (dst, encode_message(target, port, update, node.manager))
+        for dst, target, port, update in node.run(flush=flush)
+    ]
+    return NodeStep(node.dump(), outbox, node.has_pending(), processed,
+                    time.perf_counter() - started)
+
+
+def publish_node(
+    state: bytes, backend: str | None = None
+) -> tuple[bytes, dict[str, list[tuple[tuple, bytes | None]]]]:
+    """The views whose share on this node changed since it last published, with all its rows
+    there (tuple, provenance bytes or None), and the node state remembering them."""
+    node = NodeRuntime.load(state, backend)
+    changed: dict[str, list[tuple[tuple, bytes | None]]] = {}
+    for view in node.views:
+        rows = [
+            (values, None if formula is None else node.manager.encode(formula))
+            for values, formula in node.view_rows(view).items()
+        ]
+        digest = NodeRuntime.digest(rows)
+        if node.published.get(view) != digest:
+            node.published[view] = digest
+            changed[view] = rows
+    return (node.dump() if changed else state), changed
+
+
+@dataclass
+class RoundRuntime:
+    """The round protocol in one process, every node's state round-tripping through bytes."""
+
+    views: Sequence[str] = ("reachable",)
+    partitions: int = 4
+    mode: str = "lazy"
+    backend: str | None = None
+    choices: PlanChoices | None = None
+    states: dict[int, bytes] = field(default_factory=dict)
+    pending: set[int] = field(default_factory=set)
+    rows: dict[str, dict[int, list[tuple[tuple, bytes | None]]]] = field(default_factory=dict)
+    rounds: int = 0
+    shipped: int = 0
+
+    def __post_init__(self) -> None:
+        self.views = check_views(self.views)
+        self.choices = self.choices or PlanChoices(mode=self.mode)
+        self.live: dict[str, BaseFact] = {}
+
+    def apply(self, batch: Batch) -> dict[str, set[int]]:
+        """Run one batch to quiescence and publish; returns view → nodes republished."""
+        dead = frozenset(v for v in batch.deletes if v in self.live)
+        for var in dead:
+            del self.live[var]
+        facts: dict[int, list[BaseFact]] = {}
+        for fact in batch.inserts:
+            self.live[fact.var] = fact
+            facts.setdefault(owner(fact.values[0], self.partitions), []).append(fact)
+        mail: dict[int, list[tuple[int, bytes]]] = {}
+        active = set(facts) | (set(range(self.partitions)) if dead else set())
+        first, flushing = True, False
+        while True:
+            nodes = active | set(mail) | (self.pending if flushing else set())
+            next_mail: dict[int, list[tuple[int, bytes]]] = {}
+            for me in sorted(nodes):
+                step = step_node(
+                    me, self.partitions, self.views, self.choices, self.states.get(me),
+                    dead=dead if first else (), facts=facts.get(me, ()) if first else (),
+                    inbox=mail.get(me, ()), flush=flushing, backend=self.backend,
+                )
+                self.states[me] = step.state
+                self.pending.discard(me)
+                if step.pending:
+                    self.pending.add(me)
+                for dst, data in step.outbox:
+                    next_mail.setdefault(dst, []).append((me, data))
+                    self.shipped += 1
+            self.rounds += 1
+            first, active, mail = False, set(), next_mail
+            if mail:
+                flushing = False
+                continue
+            if flushing or not self.pending:
+                break
+            flushing = True
+        published: dict[str, set[int]] = {}
+        for me, state in list(self.states.items()):
+            self.states[me], changed = publish_node(state, self.backend)
+            for view, rows in changed.items():
+                self.rows.setdefault(view, {})[me] = rows
+                published.setdefault(view, set()).add(me)
+        return published
+
+    def view(self, name: str, manager: ProvenanceManager | None = None) -> dict[tuple, Any]:
+        """The published view: tuples → formula decoded into ``manager`` (or bytes without)."""
+        out: dict[tuple, Formula | bytes | None] = {}
+        for rows in self.rows.get(name, {}).values():
+            for values, data in rows:
+                if values in out:
+                    raise AssertionError(f"{name}{values} published by two nodes")
+                out[values] = data if manager is None or data is None else manager.decode(data)
+        return out

@@ -1,0 +1,335 @@
+"""``aspen maintain --runtime spark``: the views maintained by query nodes that are Spark partitions.
+
+One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark):
+
+1. apply every ingested batch to the base tables (Delta MERGE), restore any table a failed run
+   wrote past the last committed batch (:func:`aspen.pipeline.ledger.restore_uncommitted`);
+2. read from the ``variables`` registry the instances born and the variables killed since the
+   last batch: births become ``fact`` rows at the node owning their first value, deaths ``kill``
+   rows for every node;
+3. rounds: ``groupBy("node").applyInPandas(node_round)`` over the state rows of the nodes that
+   have mail and the mail itself — inside each group one node runs the engine's operators on its
+   state; the messages it emits for other nodes are the next round's mail, and the shuffle of the
+   next ``groupBy`` is the network. Only nodes with mail (or, in a flush round, with buffered
+   MinShip entries) take part; the driver collects only control data (per-channel message counts
+   and bytes, per-node flags and counters);
+4. publish: each node that ran lists the views whose share on it changed (a digest per view in
+   its state);
+5. write: node states MERGEd into ``node_state`` (only the nodes that ran), each changed view
+   MERGEd (rows of the republished nodes: insert, update changed provenance, delete the rows those
+   nodes no longer hold), metrics rows; then the ledger row, last, recording every table version.
+
+A crash anywhere before the ledger row leaves the ledger at the previous batch; the rerun restores
+the tables written since and recomputes the batch from the committed node states.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ConfigError
+from aspen.pipeline import ledger
+from aspen.pipeline.deltars import replace_batch, row_count, table_exists
+from aspen.pipeline.faults import crash_point
+from aspen.pipeline.maintain_local import METRICS, MaintainReport
+from aspen.pipeline.spark_rounds import (
+    ROUND_DDL,
+    RoundConfig,
+    node_publish,
+    node_round,
+    route_facts,
+)
+from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
+from aspen.settings import Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
+
+NODE_STATE = "node_state"
+RUNTIME = "spark"
+
+
+@dataclass
+class SparkBatchStats:
+    """Control data the driver gathers while running one batch."""
+
+    rounds: int = 0
+    spark_jobs: int = 0
+    rows_shipped: int = 0
+    bytes_shipped: int = 0
+    phase_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    node: dict[int, dict[str, float]] = field(default_factory=lambda: defaultdict(
+        lambda: defaultdict(float)))
+
+
+def _empty(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([], ROUND_DDL)
+
+
+def _node_in(nodes: set[int]) -> str:
+    return f"node IN ({', '.join(str(n) for n in sorted(nodes))})" if nodes else "false"
+
+
+def _read_changes(spark: SparkSession, settings: Settings, after: int, through: int,
+                  partitions: int) -> tuple[DataFrame, DataFrame]:
+    """``fact`` rows for the instances born in (after, through] and alive at ``through``;
+    ``kill`` rows (one per node) for the variables born by ``after`` that died in between."""
+    from pyspark.sql import functions as F
+
+    variables = spark.read.format("delta").load(settings.table_uri("variables"))
+    born, died = F.col("inserted_batch"), F.col("deleted_batch")
+    alive = died.isNull() | (died > through)
+    births = variables.where((born > after) & (born <= through) & alive) \
+        .select("var", "relation", "values")
+    facts = births.mapInPandas(functools.partial(route_facts, partitions), ROUND_DDL)
+    deaths = variables.where((born <= after) & (died > after) & (died <= through)).select("var")
+    nodes = spark.range(partitions).select(F.col("id").cast("int").alias("node"))
+    kills = deaths.crossJoin(nodes).select(
+        "node", F.lit("kill").alias("kind"), F.lit(None).cast("int").alias("src"),
+        F.col("var").alias("name"), F.lit(None).cast("binary").alias("payload"),
+        F.lit(None).cast("binary").alias("prov"), F.lit(None).cast("boolean").alias("pending"),
+        F.lit(None).cast("boolean").alias("changed"), F.lit(None).cast("double").alias("value"),
+    )
+    return facts, kills
+
+
+def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return spark.read.format("delta").load(settings.table_uri(NODE_STATE)).select(
+        F.col("node").cast("int").alias("node"), F.lit("state").alias("kind"),
+        F.lit(None).cast("int").alias("src"), F.lit(None).cast("string").alias("name"),
+        F.col("state").alias("payload"), F.lit(None).cast("binary").alias("prov"),
+        F.col("pending"), F.lit(False).alias("changed"), F.lit(None).cast("double").alias("value"),
+    )
+
+
+def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame:
+    out = states.unionByName(mail).groupBy("node").applyInPandas(
+        functools.partial(node_round, config), ROUND_DDL)
+    return out.localCheckpoint(eager=True)
+
+
+def _control(out: DataFrame) -> list[Any]:
+    """One small collect: per-channel message counts and bytes, node flags and counters."""
+    from pyspark.sql import functions as F
+
+    msgs = out.where("kind = 'msg'").groupBy("src", "node").agg(
+        F.count("*").alias("value"), F.sum(F.length("payload")).alias("bytes"))
+    msgs = msgs.select(F.lit("msg").alias("kind"), "node", "src", F.lit(None).cast("string")
+                       .alias("name"), F.col("value").cast("double"), F.col("bytes"),
+                       F.lit(None).cast("boolean").alias("pending"))
+    rest = out.where("kind IN ('state', 'stat', 'mark')").select(
+        "kind", "node", "src", "name", "value",
+        F.length("payload").cast("long").alias("bytes"), "pending")
+    return msgs.unionByName(rest).collect()
+
+
+def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_active: set[int],
+                config: RoundConfig, stats: SparkBatchStats) -> tuple[DataFrame, set[int]]:
+    """Rounds to quiescence (then flush rounds until nothing is buffered or sent)."""
+    active, pending, ran = set(first_active), set(), set()
+    flushing = False
+    while True:
+        run = active | (pending if flushing else set())
+        round_config = RoundConfig(config.partitions, config.views, config.choices, flushing)
+        started = time.perf_counter()
+        out = _round(states.where(_node_in(run)), mail, round_config)
+        control = _control(out)
+        stats.spark_jobs += 2
+        stats.rounds += 1
+        stats.phase_seconds["rounds"] += time.perf_counter() - started
+        crash_point(f"maintain:after-round-{stats.rounds}")
+        active = set()
+        for row in control:
+            if row.kind == "msg":
+                active.add(row.node)
+                stats.rows_shipped += int(row.value)
+                stats.bytes_shipped += int(row.bytes)
+                counters = stats.node[row.src]
+                counters["rows_shipped"] += row.value
+                counters["bytes_shipped"] += row.bytes
+            elif row.kind == "state":
+                ran.add(row.node)
+                pending.discard(row.node)
+                if row.pending:
+                    pending.add(row.node)
+                stats.node[row.node]["state_bytes"] = float(row.bytes)
+            else:
+                stats.node[row.node][row.name] += row.value
+        states = states.where(f"NOT ({_node_in(run)})").unionByName(out.where("kind = 'state'"))
+        mail = out.where("kind = 'msg'")
+        if active:
+            flushing = False
+            continue
+        if flushing or not pending:
+            return states, ran
+        flushing = True
+
+
+def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, batch_id: int,
+                  rebuild: bool) -> None:
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    rows = published.where("kind = 'state'").select(
+        "node", F.col("payload").alias("state"), F.coalesce("pending", F.lit(False))
+        .alias("pending"), F.length("payload").cast("long").alias("state_bytes"),
+        F.lit(batch_id).cast("long").alias("batch_id"))
+    uri = settings.table_uri(NODE_STATE)
+    if rebuild or not table_exists(settings, NODE_STATE):
+        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(uri)
+        return
+    (DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), "t.node = s.node")
+     .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+
+
+def _view_rows(published: DataFrame, view: str, batch_id: int) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    columns = [part.split()[0] for part in view_ddl(view).split(", ")]
+    parsed = published.where(F.col("kind") == "view").where(F.col("name") == view).select(
+        F.from_json(F.col("payload").cast("string"), view_ddl(view)).alias("row"), "prov", "node")
+    return parsed.select(
+        *[F.col(f"row.{c}").alias(c) for c in columns], F.col("prov").alias("provenance"),
+        F.coalesce(F.length("prov"), F.lit(0)).cast("long").alias("prov_bytes"),
+        F.lit(batch_id).cast("long").alias("batch_id"), F.col("node").cast("int").alias("node"))
+
+
+def _merge_view(spark: SparkSession, settings: Settings, view: str, rows: DataFrame,
+                nodes: set[int], rebuild: bool) -> tuple[int, int]:
+    """Write ``view``'s rows of ``nodes``; returns (rows inserted, rows deleted)."""
+    from delta.tables import DeltaTable
+
+    uri = settings.table_uri(view)
+    if rebuild or not table_exists(settings, view):
+        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(uri)
+        return row_count(settings, view), 0
+    columns = [part.split()[0] for part in view_ddl(view).split(", ")]
+    match = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
+    target = DeltaTable.forPath(spark, uri)
+    (target.alias("t").merge(rows.alias("s"), match)
+     .whenMatchedUpdateAll(condition="NOT (t.provenance <=> s.provenance) OR t.node <> s.node")
+     .whenNotMatchedInsertAll()
+     .whenNotMatchedBySourceDelete(condition=f"t.{_node_in(nodes)}")
+     .execute())
+    metrics = target.history(1).select("operationMetrics").first()[0] or {}
+    return int(metrics.get("numTargetRowsInserted", 0)), int(metrics.get("numTargetRowsDeleted", 0))
+
+
+def _through(spark: SparkSession, settings: Settings) -> int:
+    from pyspark.sql import functions as F
+
+    row = spark.read.format("delta").load(settings.table_uri("variables")).agg(
+        F.max("inserted_batch").alias("born"), F.max("deleted_batch").alias("died")).first()
+    return max(int(row.born) if row.born is not None else -1,
+               int(row.died) if row.died is not None else -1)
+
+
+def maintain_spark(
+    settings: Settings,
+    spark: SparkSession | None = None,
+    partitions: int | None = None,
+    mode: str | None = None,
+) -> MaintainReport:
+    """Run one maintained batch on Spark; see the module docstring."""
+    from aspen.engine.plan import PlanChoices
+    from aspen.lake.apply import apply_pending
+
+    started = time.perf_counter()
+    if spark is None:
+        from aspen.spark.session import get_spark
+
+        spark = get_spark("aspen-maintain")
+    apply_pending(spark, settings)
+    last = ledger.last_committed(settings)
+    ledger.restore_uncommitted(settings, last)
+    partitions = partitions or settings.partitions
+    mode = mode or settings.mode
+    if not table_exists(settings, "variables"):
+        raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
+    stats = SparkBatchStats()
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    through = _through(spark, settings)
+    rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
+        or not table_exists(settings, NODE_STATE)
+    if not rebuild and through <= last.through_ingest_batch:
+        return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
+    after = -1 if rebuild else last.through_ingest_batch
+    entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
+    config = RoundConfig(partitions, VIEW_NAMES, PlanChoices(mode=mode))
+
+    facts, kills = _read_changes(spark, settings, after, through, partitions)
+    facts = facts.localCheckpoint(eager=True)
+    fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
+    killed = kills.where("node = 0").count()
+    stats.spark_jobs += 3
+    report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
+    states = _empty(spark) if rebuild else _read_states(spark, settings)
+    first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
+    stats.phase_seconds["read"] = time.perf_counter() - started
+
+    ran: set[int] = set()
+    if first_active:
+        states, ran = _run_rounds(spark, states, facts.unionByName(kills), first_active, config,
+                                  stats)
+
+    started_publish = time.perf_counter()
+    published = states.where(_node_in(ran)).groupBy("node").applyInPandas(
+        node_publish, ROUND_DDL).localCheckpoint(eager=True)
+    marks: dict[str, set[int]] = defaultdict(set)
+    for row in published.where("kind = 'mark'").select("node", "name").collect():
+        marks[row.name].add(row.node)
+    stats.spark_jobs += 2
+    stats.phase_seconds["publish"] = time.perf_counter() - started_publish
+
+    started_write = time.perf_counter()
+    _merge_states(spark, settings, published, entry.batch_id, rebuild)
+    crash_point("maintain:after-state")
+    for view in VIEW_NAMES:
+        if view in marks or rebuild or not table_exists(settings, view):
+            rows = _view_rows(published, view, entry.batch_id)
+            report.view_changes[view] = _merge_view(spark, settings, view, rows, marks[view],
+                                                    rebuild)
+            crash_point(f"maintain:after-view-{view}")
+        report.view_sizes[view] = row_count(settings, view)
+    stats.phase_seconds["write"] = time.perf_counter() - started_write
+    report.seconds = time.perf_counter() - started
+    _write_metrics(settings, entry.batch_id, stats, report)
+    crash_point("maintain:before-ledger")
+    changes = sum(i + d for i, d in report.view_changes.values())
+    ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
+                  tables=(*VIEW_NAMES, NODE_STATE))
+    return report
+
+
+def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
+                   report: MaintainReport) -> None:
+    """Long-format metrics rows (batch, node, metric, value); node -1 holds totals."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for node, counters in sorted(stats.node.items()):
+        for name, value in sorted(counters.items()):
+            rows.append({"batch_id": batch_id, "node": node, "metric": name, "value": float(value)})
+    totals = {
+        "rounds": stats.rounds,
+        "spark_jobs": stats.spark_jobs,
+        "rows_shipped": stats.rows_shipped,
+        "messages": stats.rows_shipped,
+        "bytes_shipped": stats.bytes_shipped,
+        "state_bytes": sum(c.get("state_bytes", 0.0) for c in stats.node.values()),
+        "wall_seconds": report.seconds,
+        "updates_in": report.inserted_vars + report.deleted_vars,
+        "view_changes_out": sum(i + d for i, d in report.view_changes.values()),
+        **{f"{phase}_seconds": seconds for phase, seconds in stats.phase_seconds.items()},
+    }
+    rows += [{"batch_id": batch_id, "node": -1, "metric": k, "value": float(v)}
+             for k, v in totals.items()]
+    replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)

@@ -1,0 +1,147 @@
+"""What a Spark task runs for one query node: a round, or publishing its views.
+
+Every DataFrame of the Spark runtime has one schema, :data:`ROUND_DDL`; a row's ``kind`` says
+what it is:
+
+=========  ==========================================================================
+``state``  a node's operator state (``payload``; ``pending``: a MinShip buffer holds
+           something; ``changed``: the node ran in this batch)
+``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
+``kill``   a dead variable ``name`` broadcast to ``node``
+``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
+``stat``   a counter ``name`` = ``value`` of ``node`` for this round
+``view``   a row of view ``name`` on ``node`` (``payload``: JSON; ``prov``: provenance)
+``mark``   node ``node`` republished view ``name`` (possibly with no rows left)
+=========  ==========================================================================
+
+``groupBy("node").applyInPandas(...)`` hands each function every row of one node.
+
+>>> cfg = RoundConfig(partitions=1, views=("reachable",), choices=None, flush=False)
+>>> import pandas as pd, pickle
+>>> from aspen.engine.batch import BaseFact
+>>> rows = pd.DataFrame([{"node": 0, "kind": "fact", "src": None, "name": None,
+...     "payload": pickle.dumps(BaseFact("link", ("a", "b", 1.0), "v1")), "prov": None,
+...     "pending": None, "changed": None, "value": None}])
+>>> sorted(node_round(cfg, rows)["kind"].unique())
+['stat', 'state']
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aspen.engine.partitioning import owner
+from aspen.engine.plan import PlanChoices
+from aspen.engine.rounds import publish_node, step_node
+from aspen.pipeline.changes import fact_from_row
+from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import pandas as pd
+
+__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "node_publish", "node_round",
+           "route_facts"]
+
+ROUND_DDL = (
+    "node INT, kind STRING, src INT, name STRING, payload BINARY, prov BINARY, "
+    "pending BOOLEAN, changed BOOLEAN, value DOUBLE"
+)
+ROUND_COLUMNS = tuple(part.split()[0] for part in ROUND_DDL.split(", "))
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    """What every node needs to know about the run (shipped to the tasks with the function)."""
+
+    partitions: int
+    views: tuple[str, ...]
+    choices: PlanChoices | None
+    flush: bool = False
+
+
+def _row(node: int, kind: str, **values: Any) -> dict[str, Any]:
+    row = dict.fromkeys(ROUND_COLUMNS)
+    row.update(node=node, kind=kind, **values)
+    return row
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(ROUND_COLUMNS))
+    return frame.astype({"node": "int32", "src": "Int32", "pending": "boolean",
+                         "changed": "boolean", "value": "float64"})
+
+
+def route_facts(partitions: int, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """``mapInPandas`` over registry rows (var, relation, values): a ``fact`` row for the node
+    owning each instance's first value."""
+    for batch in batches:
+        rows = []
+        for record in batch.to_dict("records"):
+            fact = fact_from_row(record)
+            rows.append(_row(owner(fact.values[0], partitions), "fact",
+                             payload=pickle.dumps(fact, protocol=pickle.HIGHEST_PROTOCOL)))
+        yield _frame(rows)
+
+
+def _var_number(var: str) -> int:
+    digits = "".join(ch for ch in var if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
+    """One round of one node (all of ``rows`` share ``node``): see :func:`step_node`."""
+    me = int(rows["node"].iloc[0])
+    kind = rows["kind"]
+    states = rows[kind == "state"]
+    state = bytes(states["payload"].iloc[0]) if len(states) else None
+    pending = bool(states["pending"].iloc[0]) if len(states) else False
+    facts = [pickle.loads(bytes(p)) for p in rows.loc[kind == "fact", "payload"]]
+    facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
+    dead = [str(v) for v in rows.loc[kind == "kill", "name"]]
+    mail = rows[kind == "msg"]
+    if state is not None and not facts and not dead and mail.empty \
+            and not (config.flush and pending):
+        return _frame([_row(me, "state", payload=state, pending=pending,
+                            changed=bool(states["changed"].iloc[0]))])
+    step = step_node(
+        me, config.partitions, config.views, config.choices or PlanChoices(), state,
+        dead=dead, facts=facts,
+        inbox=[(int(s), bytes(p)) for s, p in zip(mail["src"], mail["payload"], strict=True)],
+        flush=config.flush,
+    )
+    out = [_row(me, "state", payload=step.state, pending=step.pending, changed=True)]
+    out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
+    out += [
+        _row(me, "stat", name="processed", value=float(step.processed)),
+        _row(me, "stat", name="time_s", value=step.seconds),
+        _row(me, "stat", name="kills", value=float(len(dead))),
+        _row(me, "stat", name="facts", value=float(len(facts))),
+    ]
+    return _frame(out)
+
+
+def _json_row(view: str, values: tuple) -> bytes:
+    row = {c: (list(v) if c in PATH_COLUMNS else v)
+           for c, v in zip(VIEW_COLUMNS[view], values, strict=True)}
+    return json.dumps(row).encode()
+
+
+def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every view whose share on this node changed, a ``mark`` per such view, and
+    the node state (remembering what it published)."""
+    me = int(rows["node"].iloc[0])
+    state_row = rows[rows["kind"] == "state"].iloc[0]
+    state, changed = publish_node(bytes(state_row["payload"]))
+    out = [_row(me, "state", payload=state, pending=bool(state_row["pending"]), changed=True)]
+    for view, view_rows in changed.items():
+        out.append(_row(me, "mark", name=view))
+        out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
+                for values, data in view_rows]
+    return _frame(out)
