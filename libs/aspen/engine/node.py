@@ -167,7 +167,7 @@ class NodeRuntime(LocalRuntime):
             "choices": self.choices,
             "order": self.manager.order,
             "ops": {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()},
-            "formulas": codec.table,
+            "formulas": codec.export(),
             "published": self.published,
         }
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)

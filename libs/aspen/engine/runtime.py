@@ -51,7 +51,7 @@ from aspen.views import VIEW_LAYOUTS, build_dataflow, check_views
 
 __all__ = ["LocalRuntime", "ViewDelta"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: formulas as one forest encoding
 
 
 @dataclass
@@ -226,7 +226,7 @@ class LocalRuntime:
             "order": self.manager.order,
             "facts": list(self.facts.values()),
             "metrics": self.metrics,
-            "formulas": codec.table,
+            "formulas": codec.export(),
             "nodes": nodes,
         }
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aspen.errors import ConfigError
+from aspen.errors import ConfigError, EngineError
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import batch_between
 from aspen.pipeline.deltars import read_table, replace_batch, table_exists, write_table
@@ -76,7 +76,10 @@ def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> LocalRuntime 
     match = states[states["batch_id"] == entry.batch_id]
     if match.empty:
         return None
-    return LocalRuntime.load_state(bytes(match.iloc[0]["state"]))
+    try:
+        return LocalRuntime.load_state(bytes(match.iloc[0]["state"]))
+    except EngineError:  # a state written by an older Aspen: rebuild from the registry
+        return None
 
 
 def _max_ingest_batch(variables: Any) -> int:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,12 +48,15 @@ from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
 
 NODE_STATE = "node_state"
 RUNTIME = "spark"
+#: How many view tables are written at once.
+WRITE_THREADS = 4
 
 
 @dataclass
@@ -111,8 +115,10 @@ def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
 
 
 def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame:
-    out = states.unionByName(mail).groupBy("node").applyInPandas(
-        functools.partial(node_round, config), ROUND_DDL)
+    def run_node(rows: pd.DataFrame) -> pd.DataFrame:
+        return node_round(config, rows)
+
+    out = states.unionByName(mail).groupBy("node").applyInPandas(run_node, ROUND_DDL)
     return out.localCheckpoint(eager=True)
 
 
@@ -213,14 +219,16 @@ def _merge_view(spark: SparkSession, settings: Settings, view: str, rows: DataFr
         return row_count(settings, view), 0
     columns = [part.split()[0] for part in view_ddl(view).split(", ")]
     match = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
-    target = DeltaTable.forPath(spark, uri)
-    (target.alias("t").merge(rows.alias("s"), match)
-     .whenMatchedUpdateAll(condition="NOT (t.provenance <=> s.provenance) OR t.node <> s.node")
-     .whenNotMatchedInsertAll()
-     .whenNotMatchedBySourceDelete(condition=f"t.{_node_in(nodes)}")
-     .execute())
-    metrics = target.history(1).select("operationMetrics").first()[0] or {}
-    return int(metrics.get("numTargetRowsInserted", 0)), int(metrics.get("numTargetRowsDeleted", 0))
+    result = (
+        DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), match)
+        .whenMatchedUpdateAll(condition="NOT (t.provenance <=> s.provenance) OR t.node <> s.node")
+        .whenNotMatchedInsertAll()
+        .whenNotMatchedBySourceDelete(condition=f"t.{_node_in(nodes)}")
+        .execute()
+        .first()
+    )
+    counts = result.asDict() if result is not None else {}
+    return int(counts.get("num_inserted_rows", 0)), int(counts.get("num_deleted_rows", 0))
 
 
 def _through(spark: SparkSession, settings: Settings) -> int:
@@ -238,24 +246,35 @@ def maintain_spark(
     partitions: int | None = None,
     mode: str | None = None,
 ) -> MaintainReport:
-    """Run one maintained batch on Spark; see the module docstring."""
-    from aspen.engine.plan import PlanChoices
-    from aspen.lake.apply import apply_pending
-
-    started = time.perf_counter()
+    """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
+    (default ``settings.partitions``), each a Spark task per round."""
     if spark is None:
         from aspen.spark.session import get_spark
 
         spark = get_spark("aspen-maintain")
+    partitions = partitions or settings.partitions
+    shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
+    try:
+        return _maintain(settings, spark, partitions, mode or settings.mode)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
+
+
+def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str
+              ) -> MaintainReport:
+    from aspen.engine.plan import PlanChoices
+    from aspen.lake.apply import apply_pending
+
+    started = time.perf_counter()
+    stats = SparkBatchStats()
     apply_pending(spark, settings)
     last = ledger.last_committed(settings)
     ledger.restore_uncommitted(settings, last)
-    partitions = partitions or settings.partitions
-    mode = mode or settings.mode
     if not table_exists(settings, "variables"):
         raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
-    stats = SparkBatchStats()
-    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    stats.phase_seconds["apply"] = time.perf_counter() - started
+    started_read = time.perf_counter()
     through = _through(spark, settings)
     rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
         or not table_exists(settings, NODE_STATE)
@@ -273,7 +292,7 @@ def maintain_spark(
     report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
     states = _empty(spark) if rebuild else _read_states(spark, settings)
     first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
-    stats.phase_seconds["read"] = time.perf_counter() - started
+    stats.phase_seconds["read"] = time.perf_counter() - started_read
 
     ran: set[int] = set()
     if first_active:
@@ -292,12 +311,22 @@ def maintain_spark(
     started_write = time.perf_counter()
     _merge_states(spark, settings, published, entry.batch_id, rebuild)
     crash_point("maintain:after-state")
+    changed_views = [v for v in VIEW_NAMES
+                     if v in marks or rebuild or not table_exists(settings, v)]
+
+    def write_view(view: str) -> tuple[int, int]:
+        rows = _view_rows(published, view, entry.batch_id)
+        changes = _merge_view(spark, settings, view, rows, marks[view], rebuild)
+        crash_point(f"maintain:after-view-{view}")
+        return changes
+
+    # one table each: the MERGEs run as concurrent Spark jobs (their cost is mostly latency)
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        futures = {view: pool.submit(write_view, view) for view in changed_views}
+        for view, future in futures.items():
+            report.view_changes[view] = future.result()
+    stats.spark_jobs += 2 * len(changed_views) + 1
     for view in VIEW_NAMES:
-        if view in marks or rebuild or not table_exists(settings, view):
-            rows = _view_rows(published, view, entry.batch_id)
-            report.view_changes[view] = _merge_view(spark, settings, view, rows, marks[view],
-                                                    rebuild)
-            crash_point(f"maintain:after-view-{view}")
         report.view_sizes[view] = row_count(settings, view)
     stats.phase_seconds["write"] = time.perf_counter() - started_write
     report.seconds = time.perf_counter() - started

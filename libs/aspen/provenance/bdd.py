@@ -22,7 +22,10 @@ from typing import Any
 
 from aspen.errors import ProvenanceError
 
-__all__ = ["BACKENDS", "Formula", "ProvenanceManager", "decode", "default_backend", "encode"]
+__all__ = [
+    "BACKENDS", "Formula", "ProvenanceManager", "decode", "decode_forest", "default_backend",
+    "encode", "encode_forest",
+]
 
 #: Backend name → ``dd`` module, in order of preference.
 BACKENDS: dict[str, str] = {"cudd": "dd.cudd", "python": "dd.autoref"}
@@ -168,11 +171,21 @@ _FALSE_REF, _TRUE_REF = 0, 1
 
 def _node_list(formula: Formula) -> tuple[list[str], list[tuple[int, int, int]], int]:
     """Children-first list of (var index, low ref, high ref) of a complement-free ROBDD."""
+    names, nodes, roots = _forest_node_list([formula])
+    return names, nodes, roots[0]
+
+
+def _forest_node_list(
+    formulas: Sequence[Formula],
+) -> tuple[list[str], list[tuple[int, int, int]], list[int]]:
+    """One children-first node list for many roots: a node shared by several is listed once."""
     names: list[str] = []
     name_index: dict[str, int] = {}
     nodes: list[tuple[int, int, int]] = []
     refs: dict[int, int] = {}
-    bdd = formula.bdd
+    if not formulas:
+        return names, nodes, []
+    bdd = formulas[0].bdd
     false, true = bdd.false, bdd.true
 
     def ref_of(u: Formula) -> int:
@@ -204,16 +217,17 @@ def _node_list(formula: Formula) -> tuple[list[str], list[tuple[int, int, int]],
             if name not in name_index:
                 name_index[name] = len(names)
                 names.append(name)
-            nodes.append((name_index[name], _child_ref(low, refs, false, true), _child_ref(high, refs, false, true)))
+            nodes.append((name_index[name], _child_ref(low, refs, false, true),
+                          _child_ref(high, refs, false, true)))
             refs[nkey] = len(nodes) + 1
         return refs[key]
 
-    root = ref_of(formula)
+    roots = [ref_of(f) for f in formulas]
     # list names top level first, so a fresh decoding manager declares them in the same order
     levels = bdd.var_levels
     ordered = sorted(names, key=levels.__getitem__)
     remap = {name_index[n]: i for i, n in enumerate(ordered)}
-    return ordered, [(remap[v], lo, hi) for v, lo, hi in nodes], root
+    return ordered, [(remap[v], lo, hi) for v, lo, hi in nodes], roots
 
 
 def _child_ref(u: Formula, refs: dict[int, int], false: Formula, true: Formula) -> int:
@@ -318,3 +332,64 @@ def decode(manager: ProvenanceManager, data: bytes) -> Formula:
     for var_index, low, high in nodes:
         table.append(bdd.ite(variables[var_index], table[high], table[low]))
     return table[root]
+
+
+_FOREST_MAGIC = 0xA6
+
+
+def encode_forest(formulas: Sequence[Formula]) -> bytes:
+    """Encode many formulas at once, every shared BDD node once (operator state dumps).
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> x, y = m.var("x"), m.var("y")
+    >>> fs = [m.or_(x, y), m.and_(x, y), x, m.false]
+    >>> decode_forest(m, encode_forest(fs)) == fs
+    True
+    """
+    names, nodes, roots = _forest_node_list(list(formulas))
+    out = bytearray([_FOREST_MAGIC])
+    _put_varint(out, len(names))
+    for name in names:
+        raw = name.encode()
+        _put_varint(out, len(raw))
+        out += raw
+    _put_varint(out, len(nodes))
+    for var_index, low, high in nodes:
+        _put_varint(out, var_index)
+        _put_varint(out, low)
+        _put_varint(out, high)
+    _put_varint(out, len(roots))
+    for root in roots:
+        _put_varint(out, root)
+    return bytes(out)
+
+
+def decode_forest(manager: ProvenanceManager, data: bytes) -> list[Formula]:
+    """Rebuild the formulas of :func:`encode_forest` bytes inside ``manager``."""
+    if not data or data[0] != _FOREST_MAGIC:
+        raise ProvenanceError("not an Aspen provenance forest encoding (bad magic byte)")
+    pos = 1
+    n_names, pos = _get_varint(data, pos)
+    names: list[str] = []
+    for _ in range(n_names):
+        length, pos = _get_varint(data, pos)
+        names.append(data[pos : pos + length].decode())
+        pos += length
+    variables = [manager.var(n) for n in names]
+    table: list[Formula] = [manager.false, manager.true]
+    ite = manager.bdd.ite
+    append = table.append
+    n_nodes, pos = _get_varint(data, pos)
+    for _ in range(n_nodes):
+        var_index, pos = _get_varint(data, pos)
+        low, pos = _get_varint(data, pos)
+        high, pos = _get_varint(data, pos)
+        append(ite(variables[var_index], table[high], table[low]))
+    n_roots, pos = _get_varint(data, pos)
+    roots: list[Formula] = []
+    for _ in range(n_roots):
+        root, pos = _get_varint(data, pos)
+        roots.append(table[root])
+    if pos != len(data):
+        raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
+    return roots

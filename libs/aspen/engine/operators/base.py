@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from aspen.engine.records import DEL, INS, Update
-from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.bdd import Formula, ProvenanceManager, decode_forest, encode_forest
 
 __all__ = ["Operator", "FormulaCodec", "coalesce_updates", "is_retraction"]
 
@@ -68,39 +68,46 @@ def coalesce_updates(updates: Iterable[tuple[str, Update]]) -> list[tuple[str, U
 
 
 class FormulaCodec:
-    """Encodes formulas for :meth:`Operator.dump_state` with sharing: equal formulas once.
+    """Encodes the formulas of an operator-state dump as one forest: each shared BDD node once.
+
+    While dumping, :meth:`ref` numbers the formulas (equal ones once) and :meth:`export` encodes
+    them all; while loading, :meth:`formula` decodes the forest on first use.
 
     >>> from aspen.provenance import ProvenanceManager
     >>> m = ProvenanceManager(backend="python")
     >>> c = FormulaCodec(m)
     >>> f = m.var("x")
-    >>> c.ref(f) == c.ref(f), len(c.table)
+    >>> c.ref(f) == c.ref(f), len(c.roots)
     (True, 1)
-    >>> FormulaCodec(m, c.table).formula(c.ref(f)) == f
+    >>> FormulaCodec(m, c.export()).formula(c.ref(f)) == f
     True
     """
 
-    def __init__(self, manager: ProvenanceManager, table: list[bytes] | None = None) -> None:
+    def __init__(self, manager: ProvenanceManager, data: bytes | None = None) -> None:
         self.manager = manager
-        self.table: list[bytes] = list(table or [])
+        self.roots: list[Formula] = []
         self._refs: dict[int, int] = {}
-        self._decoded: dict[int, Formula] = {}
+        self._data = data
+        self._decoded: list[Formula] | None = None
 
     def ref(self, formula: Formula) -> int:
-        """The index of ``formula``'s encoding in :attr:`table` (added on first use)."""
+        """The number of ``formula`` in this dump (assigned on first use)."""
         key = int(formula)
         found = self._refs.get(key)
         if found is None:
-            found = self._refs[key] = len(self.table)
-            self.table.append(self.manager.encode(formula))
+            found = self._refs[key] = len(self.roots)
+            self.roots.append(formula)
         return found
 
+    def export(self) -> bytes:
+        """Every formula numbered so far, as one forest encoding."""
+        return encode_forest(self.roots)
+
     def formula(self, ref: int) -> Formula:
-        """Decode the formula stored at ``ref``."""
-        found = self._decoded.get(ref)
-        if found is None:
-            found = self._decoded[ref] = self.manager.decode(self.table[ref])
-        return found
+        """The formula numbered ``ref`` in the loaded dump."""
+        if self._decoded is None:
+            self._decoded = decode_forest(self.manager, self._data or b"")
+        return self._decoded[ref]
 
     def dump_map(self, items: Iterable[tuple[tuple, Formula]]) -> list[tuple[tuple, int]]:
         return [(key, self.ref(f)) for key, f in items]
