@@ -19,10 +19,6 @@ from aspen.settings import Settings
 
 #: Capabilities of the design that this build does not have yet (said plainly, not faked).
 NOT_BUILT_YET = (
-    "maintain --runtime spark (partitions as query nodes on Spark): not built yet; "
-    "the DAG maintains with --runtime local",
-    "aspen expire (TTL sweep): not built yet; TTLs are recorded (expires_at) but not swept",
-    "Great Expectations gates: not built yet",
     "aspen bench (paper experiments and peers): not built yet; see benchmarks/",
 )
 

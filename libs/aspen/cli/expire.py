@@ -1,17 +1,41 @@
-"""``aspen expire``: turn expired TTLs into deletions."""
+"""``aspen expire``: turn expired TTLs into deletions (the TTL sweep, :mod:`aspen.lake.expire`)."""
 
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 
-from aspen.errors import NotBuiltYetError
+from aspen.errors import ConfigError
 from aspen.settings import Settings
+
+
+def _instant(text: str) -> datetime:
+    """An ISO-8601 instant (``Z`` allowed; naive means UTC).
+
+    >>> _instant("2026-01-01T00:10:00Z").isoformat()
+    '2026-01-01T00:10:00+00:00'
+    """
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as err:
+        raise ConfigError(f"--now must be an ISO-8601 time such as 2026-01-01T00:10:00Z, "
+                          f"not {text!r}") from err
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("expire", help="turn expired TTLs into deletions")
+    p.add_argument("--now", default=None, metavar="ISO",
+                   help="sweep as of this time (default: the current time)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    raise NotBuiltYetError("'expire' is not built yet (see the open issues)")
+    from aspen.lake.expire import expire_due
+    from aspen.spark.session import get_spark
+
+    now = _instant(args.now) if args.now else None
+    report = expire_due(get_spark("aspen-expire"), settings, now)
+    for line in report.lines():
+        print(line)
+    return 0
