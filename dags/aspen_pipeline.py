@@ -11,6 +11,8 @@ Configuration (Airflow Params win over the environment, read when the task runs)
 - ``lake``: lake root, path or URI (``ASPEN_LAKE``, default ``./lakehouse``);
 - ``inbox``: folder of update files to ingest (``ASPEN_INBOX``, default ``<lake>/../inbox``);
   ingested files are moved to ``<inbox>/done/<run id>/`` afterwards;
+- ``partitions`` / ``mode`` / ``runtime``: query nodes, MinShip mode and maintenance runtime
+  (``ASPEN_PARTITIONS`` 4, ``ASPEN_MODE`` lazy, ``ASPEN_RUNTIME`` local);
 - schedule: ``ASPEN_PIPELINE_SCHEDULE`` (cron or preset, default every 5 minutes; ``none`` to
   trigger by hand only).
 
@@ -27,13 +29,14 @@ from urllib.parse import unquote, urlparse
 import pendulum
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from aspen.pipeline.launch import run_spark_job as _spark_submit
+from aspen.pipeline.launch import spark_submit_command  # noqa: F401 - part of this DAG's API
 from aspen.settings import DEFAULT_LAKE, Settings
 
 DAG_ID = "aspen_pipeline"
 DEFAULT_SCHEDULE = "*/5 * * * *"
 #: Update files the ingest job accepts (design.md "Update records").
 INBOX_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv")
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _schedule() -> str | None:
@@ -79,19 +82,6 @@ def _lake_and_inbox() -> tuple[str, Path]:
     return Settings(lake=lake).lake_uri, Path(inbox).expanduser().resolve()
 
 
-def _delta_jars_option() -> list[str]:
-    """``--jars A,B`` for the Delta jars: jars named in the session builder come too late for
-    the driver's class path once spark-submit has started the JVM."""
-    from aspen.errors import SetupError
-    from aspen.spark.session import find_delta_jars
-
-    try:
-        return ["--jars", ",".join(find_delta_jars())]
-    except SetupError as err:  # e.g. a cluster image with the jars baked in
-        print(f"warning: {err}; launching without --jars", flush=True)
-        return []
-
-
 def inbox_files(inbox: Path) -> list[Path]:
     """Update files directly in ``inbox`` (not in sub-folders such as ``done/``), sorted.
 
@@ -100,47 +90,6 @@ def inbox_files(inbox: Path) -> list[Path]:
     if not inbox.is_dir():
         return []
     return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
-
-
-def spark_submit_command(job: str, *args: str) -> list[str]:
-    """The ``spark-submit [--master M] [--jars …] jobs/<job>.py ARGS…`` command line."""
-    import shutil
-    import sys
-
-    beside_python = Path(sys.executable).parent / "spark-submit"
-    binary = str(beside_python) if beside_python.exists() else shutil.which("spark-submit")
-    if binary is None:
-        raise FileNotFoundError(
-            "spark-submit not found beside the Python running Airflow nor on PATH"
-        )
-    jobs_dir = Path(os.environ.get("ASPEN_JOBS_DIR", REPO_ROOT / "jobs"))
-    command = [binary]
-    if os.environ.get("SPARK_MASTER"):
-        command += ["--master", os.environ["SPARK_MASTER"]]
-    command += _delta_jars_option()
-    return [*command, str(jobs_dir / f"{job}.py"), *args]
-
-
-def _spark_submit(job: str, *args: str) -> None:
-    """Run :func:`spark_submit_command`, streaming its output into the task log."""
-    import subprocess
-    import sys
-
-    command = spark_submit_command(job, *args)
-    env = dict(os.environ)
-    # The driver must be this interpreter (it has aspen, pyspark and delta installed).
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
-    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    print("running:", " ".join(command), flush=True)
-    with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            print(line.rstrip("\n"), flush=True)
-        code = proc.wait()
-    if code != 0:
-        raise RuntimeError(f"spark-submit {job} exited with code {code}")
 
 
 @dag(
@@ -160,6 +109,11 @@ def _spark_submit(job: str, *args: str) -> None:
         ),
         "mode": Param(
             os.environ.get("ASPEN_MODE", "lazy"), enum=["lazy", "eager"], description="MinShip mode"
+        ),
+        "runtime": Param(
+            os.environ.get("ASPEN_RUNTIME", "local"), enum=["local", "spark"],
+            description="maintenance runtime: local (operators in the job's process) or spark "
+                        "(partitions as query nodes); see docs/decisions.md",
         ),
     },
     tags=["aspen"],
@@ -194,7 +148,7 @@ def aspen_pipeline() -> None:
         lake, _ = _lake_and_inbox()
         params = get_current_context()["params"]
         _spark_submit(
-            "maintain", "--lake", lake, "--runtime", "local",
+            "maintain", "--lake", lake, "--runtime", str(params["runtime"]),
             "--partitions", str(params["partitions"]), "--mode", str(params["mode"]),
         )
 

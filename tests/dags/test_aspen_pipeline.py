@@ -142,7 +142,7 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     for task in dag.tasks:  # a failure should fail the test now, not after retry delays
         monkeypatch.setattr(task, "retries", 0)
     monkeypatch.delenv("ASPEN_INBOX", raising=False)  # the inbox defaults to <lake>/../inbox
-    run = dag.test(run_conf={"lake": str(lake)})
+    run = dag.test(run_conf={"lake": str(lake), "runtime": "spark", "partitions": 2})
 
     states = {ti.task_id: ti.state for ti in run.get_task_instances()}
     assert states == {

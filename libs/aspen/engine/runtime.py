@@ -184,6 +184,12 @@ class LocalRuntime:
             )
         return self._read(name)
 
+    def view_placement(self, name: str) -> dict[tuple, int]:
+        """Which node holds each tuple of view ``name``."""
+        self.view(name)  # validates the name
+        return {values: index for index in range(self.partitions)
+                for values in self._read(name, nodes=(index,))}
+
     def state_bytes(self) -> int:
         """Estimated operator state (encoded provenance + tuple text), per node into metrics."""
         total = 0
@@ -533,7 +539,7 @@ class LocalRuntime:
                 self._drain()
 
     # -- reading views -----------------------------------------------------------------------
-    def _read(self, name: str) -> dict[tuple, Formula | None]:
+    def _read(self, name: str, nodes: Iterable[int] | None = None) -> dict[tuple, Formula | None]:
         spec = self._outputs[name]
         reader = spec.reader
         with_formulas = spec.param("formulas", True)
@@ -546,7 +552,7 @@ class LocalRuntime:
             old = out.get(key)
             out[key] = formula if old is None else old | formula
 
-        for ops in self.nodes:
+        for ops in (self.nodes if nodes is None else [self.nodes[i] for i in nodes]):
             if reader == "fixpoint":
                 for key, formula in ops[spec.ops[0]].formulas():
                     put(key, formula)

@@ -84,6 +84,7 @@ class LakeProvenance:
         self.manager = ProvenanceManager(backend)
         self._variables = read_table(settings, "variables")
         self._formulas: dict[str, dict[tuple, Any]] = {}
+        self._indexes: dict[str, dict[str, set[tuple]]] = {}
         self._frames: dict[str, Any] = {}
 
     # -- base tuples ---------------------------------------------------------------------------
@@ -195,12 +196,15 @@ class LakeProvenance:
 
     def what_if(self, deleted: set[str], views: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
         """Per view, the tuples that would disappear if the ``deleted`` variables died."""
-        from aspen.provenance.explain import what_if
+        from aspen.provenance.explain import build_var_index, what_if
 
         lost: dict[str, list[tuple]] = {}
         for view in views or tuple(v for v in VIEW_NAMES if v in PROVENANCE_VIEWS):
             if not table_exists(self.settings, view):
                 continue
-            gone = what_if(self.manager, self.formulas(view), deleted)
+            formulas = self.formulas(view)
+            if view not in self._indexes:  # built once: later questions touch only candidates
+                self._indexes[view] = build_var_index(self.manager, formulas)
+            gone = what_if(self.manager, formulas, deleted, self._indexes[view])
             lost[view] = sorted(gone, key=repr)
         return lost

@@ -136,7 +136,9 @@ def maintain_local(
     report = MaintainReport(entry.batch_id, through, len(batch.inserts), len(batch.deletes))
     for view in VIEW_NAMES:
         tuples = runtime.view(view)
-        write_table(settings, view, view_frame(view, tuples, runtime.manager, entry.batch_id))
+        frame = view_frame(view, tuples, runtime.manager, entry.batch_id,
+                           runtime.view_placement(view))
+        write_table(settings, view, frame)
         report.view_sizes[view] = len(tuples)
         if view in deltas:
             report.view_changes[view] = (len(deltas[view].inserted), len(deltas[view].deleted))

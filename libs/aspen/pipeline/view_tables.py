@@ -1,8 +1,9 @@
 """View tables in the lake: one Delta table per view, each row a view tuple with its provenance.
 
 Columns are the view's attributes (design.md "Views"), then ``provenance`` (the byte codec of
-the tuple's BDD, design decision 8; null for aggregate views without a formula), ``prov_bytes``
-and ``batch_id`` (the ledger batch that last wrote the table). Paths are lists of node ids.
+the tuple's BDD, design decision 8; null for aggregate views without a formula), ``prov_bytes``,
+``batch_id`` (the ledger batch that last wrote the table; the Spark runtime: that last wrote the
+row) and ``node`` (the query node holding the tuple). Paths are lists of node ids.
 
 >>> VIEW_COLUMNS["cheapest_path"]
 ('src', 'dst', 'path', 'cost')
@@ -68,8 +69,10 @@ def view_frame(
     tuples: Mapping[tuple, Any] | Iterable[tuple],
     manager: ProvenanceManager | None,
     batch_id: int,
+    placement: Mapping[tuple, int] | None = None,
 ) -> pa.Table:
-    """An Arrow table of ``view``'s tuples with encoded provenance, ready to write."""
+    """An Arrow table of ``view``'s tuples with encoded provenance, ready to write; ``node`` is
+    the query node holding each tuple (from ``placement``; -1 when unknown)."""
     import pyarrow as pa
 
     columns = VIEW_COLUMNS[check_view(view)]
@@ -81,6 +84,7 @@ def view_frame(
         row["provenance"] = data
         row["prov_bytes"] = len(data) if data is not None else 0
         row["batch_id"] = batch_id
+        row["node"] = placement.get(values, -1) if placement is not None else -1
         records.append(row)
     fields = []
     for c in columns:
@@ -96,6 +100,7 @@ def view_frame(
         pa.field("provenance", pa.binary()),
         pa.field("prov_bytes", pa.int64()),
         pa.field("batch_id", pa.int64()),
+        pa.field("node", pa.int32()),
     ]
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
 

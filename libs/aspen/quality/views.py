@@ -48,7 +48,7 @@ __all__ = ["AGGREGATE_VIEWS", "VIEW_KEYS", "VIEW_SUITES", "STORED_COLUMNS"]
 
 FAMILY = "views"
 #: Columns every view table has after the view's attributes.
-STORED_COLUMNS: tuple[str, ...] = ("provenance", "prov_bytes", "batch_id")
+STORED_COLUMNS: tuple[str, ...] = ("provenance", "prov_bytes", "batch_id", "node")
 #: Views whose rows may have no provenance formula (aggregates over regions).
 AGGREGATE_VIEWS = frozenset({"region_sizes", "largest_regions"})
 #: The unique key of each view; a path column stands for its derived ``<path>_text``.

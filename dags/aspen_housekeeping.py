@@ -1,0 +1,54 @@
+"""Aspen housekeeping: Delta OPTIMIZE and VACUUM of every lake table (``jobs/housekeeping.py``).
+
+Configuration: ``lake`` Param (``ASPEN_LAKE``); ``retain_hours`` Param
+(``ASPEN_RETAIN_HOURS``, default 168): the time-travel window VACUUM keeps, which must exceed the
+longest gap between two maintained batches (crash recovery restores to the last committed
+versions); schedule ``ASPEN_HOUSEKEEPING_SCHEDULE`` (default daily).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, get_current_context, task
+
+from aspen.pipeline.launch import lake_param, run_spark_job
+
+DAG_ID = "aspen_housekeeping"
+
+
+def _schedule() -> str | None:
+    value = os.environ.get("ASPEN_HOUSEKEEPING_SCHEDULE", "@daily").strip()
+    return None if value.lower() in ("", "none", "null") else value
+
+
+@dag(
+    dag_id=DAG_ID,
+    schedule=_schedule(),
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
+    params={
+        "lake": Param(None, type=["null", "string"], description="lake root (path or URI)"),
+        "retain_hours": Param(float(os.environ.get("ASPEN_RETAIN_HOURS", "168")),
+                              type="number", minimum=0,
+                              description="history VACUUM keeps (time-travel window)"),
+    },
+    tags=["aspen"],
+    doc_md=__doc__,
+)
+def aspen_housekeeping() -> None:
+    @task
+    def optimize_and_vacuum() -> None:
+        """Compact small files, then delete files older than the retention window."""
+        params = get_current_context()["params"]
+        run_spark_job("housekeeping", "--lake", lake_param(params),
+                      "--retain-hours", str(params["retain_hours"]))
+
+    optimize_and_vacuum()
+
+
+aspen_housekeeping()

@@ -1,0 +1,87 @@
+"""Launching a job of ``jobs/`` through ``spark-submit``, as the Airflow tasks do.
+
+The ``spark-submit`` next to the Python running Airflow (else the one on ``PATH``), ``--master``
+only when ``SPARK_MASTER`` is set (otherwise spark-submit's defaults or ``spark-defaults.conf``
+decide), the Delta jars as ``--jars``, and the job file from ``ASPEN_JOBS_DIR`` or the checkout's
+``jobs/``. Nothing heavy is imported here: DAG files import this at parse time.
+
+>>> spark_submit_command("apply", "--lake", "lake")[-3:]  # doctest: +ELLIPSIS
+['.../jobs/apply.py', '--lake', 'lake']
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["lake_param", "run_spark_job", "spark_submit_command"]
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _delta_jars_option() -> list[str]:
+    """``--jars A,B`` for the Delta jars: jars named in the session builder come too late for
+    the driver's class path once spark-submit has started the JVM."""
+    from aspen.errors import SetupError
+    from aspen.spark.session import find_delta_jars
+
+    try:
+        return ["--jars", ",".join(find_delta_jars())]
+    except SetupError as err:  # e.g. a cluster image with the jars baked in
+        print(f"warning: {err}; launching without --jars", flush=True)
+        return []
+
+
+def spark_submit_command(job: str, *args: str) -> list[str]:
+    """The ``spark-submit [--master M] [--jars …] jobs/<job>.py ARGS…`` command line."""
+    import shutil
+    import sys
+
+    beside_python = Path(sys.executable).parent / "spark-submit"
+    binary = str(beside_python) if beside_python.exists() else shutil.which("spark-submit")
+    if binary is None:
+        raise FileNotFoundError(
+            "spark-submit not found beside the Python running Airflow nor on PATH"
+        )
+    jobs_dir = Path(os.environ.get("ASPEN_JOBS_DIR", REPO_ROOT / "jobs"))
+    command = [binary]
+    if os.environ.get("SPARK_MASTER"):
+        command += ["--master", os.environ["SPARK_MASTER"]]
+    command += _delta_jars_option()
+    return [*command, str(jobs_dir / f"{job}.py"), *args]
+
+
+def run_spark_job(job: str, *args: str) -> None:
+    """Run :func:`spark_submit_command`, streaming its output into the task log."""
+    import subprocess
+    import sys
+
+    command = spark_submit_command(job, *args)
+    env = dict(os.environ)
+    # The driver must be this interpreter (it has aspen, pyspark and delta installed).
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    print("running:", " ".join(command), flush=True)
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(line.rstrip("\n"), flush=True)
+        code = proc.wait()
+    if code != 0:
+        raise RuntimeError(f"spark-submit {job} exited with code {code}")
+
+
+
+
+def lake_param(params: dict) -> str:
+    """The lake root URI of a DAG run: its ``lake`` Param, else ``ASPEN_LAKE``, else the default.
+
+    >>> lake_param({"lake": "memory-free/lake"}).startswith("file:")
+    True
+    """
+    from aspen.settings import DEFAULT_LAKE, Settings
+
+    lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
+    return Settings(lake=lake).lake_uri
