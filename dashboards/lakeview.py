@@ -10,6 +10,7 @@ cache key and the page shows fresh data; an unchanged table is never read twice.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -27,13 +28,18 @@ from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = [
+    "DEATH_STYLES",
+    "DELETED_LINK_COLUMNS",
     "LAKE_KEY",
     "NO_REGION",
     "PROVENANCE_TABLES",
+    "REGION_LOSS_COLUMNS",
     "Snapshot",
     "TableStatus",
     "batch_numbers",
+    "base_tuple_of",
     "current_lake",
+    "deleted_links",
     "latest_results",
     "lake_tables",
     "live_edges",
@@ -43,9 +49,12 @@ __all__ = [
     "load_table",
     "provenance_versions",
     "read_latest",
+    "recent_batches",
+    "region_losses",
     "resolve_lake",
     "route_text",
     "row_count",
+    "sensor_chain",
     "sensor_map",
     "table_status",
     "table_version",
@@ -152,13 +161,28 @@ def _cost_label(cost: object) -> str:
     return f"{value:g}"
 
 
-def links_dot(edges: Iterable[tuple[object, object, object]], focus: str | None = None) -> str:
+#: Edge style of a recently dead link, by its ``death`` in the ``variables`` registry.
+DEATH_STYLES: dict[str, str] = {
+    "deleted": "style=dashed, color=red, fontcolor=red",
+    "expired": "style=dashed, color=gray55, fontcolor=gray40",
+}
+
+
+def links_dot(
+    edges: Iterable[tuple[object, object, object]],
+    focus: str | None = None,
+    gone: Iterable[tuple[object, object, object, object]] = (),
+) -> str:
     """A Graphviz DOT digraph of ``(src, dst, cost)`` edges; ``focus`` is drawn highlighted.
 
+    ``gone`` are recently dead links ``(src, dst, death, batch)``, drawn dashed (red when
+    deleted, grey when expired) and labelled with their death and batch.
     Ids are quoted and escaped, so any string is a valid node name.
 
     >>> 'fillcolor' in links_dot([("a", "b", 2)], focus="a")
     True
+    >>> links_dot([], gone=[("a", "b", "expired", 4)]).splitlines()[3]
+    '  "a" -> "b" [style=dashed, color=gray55, fontcolor=gray40, label="expired b4"];'
     """
     lines = ["digraph links {", "  rankdir=LR;", "  node [shape=circle];"]
     if focus is not None:
@@ -167,6 +191,10 @@ def links_dot(edges: Iterable[tuple[object, object, object]], focus: str | None 
         label = _cost_label(cost)
         attrs = f" [label={_quote(label)}]" if label else ""
         lines.append(f"  {_quote(src)} -> {_quote(dst)}{attrs};")
+    for src, dst, death, batch in gone:
+        style = DEATH_STYLES.get(str(death), DEATH_STYLES["deleted"])
+        label = _quote(f"{death} b{batch}")
+        lines.append(f"  {_quote(src)} -> {_quote(dst)} [{style}, label={label}];")
     lines.append("}")
     return "\n".join(lines)
 
@@ -375,3 +403,178 @@ def latest_results(results: pd.DataFrame) -> tuple[int | None, pd.DataFrame]:
     order = [c for c in ("success", "suite", "table", "expectation") if c in rows]
     rows = rows.assign(success=rows["success"].astype(bool)).sort_values(order, kind="stable")
     return batch, rows.reset_index(drop=True)
+
+
+def recent_batches(batch_ids: Iterable[object], count: int) -> list[int]:
+    """The ``count`` most recent (largest) distinct batch numbers among ``batch_ids``, newest first.
+
+    Missing values are skipped.
+
+    >>> recent_batches([1, 3, 3, None, 2, 5], 3)
+    [5, 3, 2]
+    >>> recent_batches([4], 0)
+    []
+    """
+    known = {int(b) for b in batch_ids if b is not None and not pd.isna(b)}  # type: ignore[call-overload]
+    return sorted(known, reverse=True)[: max(count, 0)]
+
+
+def _values_of(raw: object) -> list[object]:
+    values = json.loads(raw) if isinstance(raw, str) else raw
+    if isinstance(values, dict):
+        values = list(values.values())
+    return list(values) if values is not None else []  # type: ignore[call-overload]
+
+
+#: Columns of :func:`deleted_links`.
+DELETED_LINK_COLUMNS = ["src", "dst", "cost", "death", "deleted_batch", "instances"]
+
+
+def deleted_links(variables: pd.DataFrame, batches: Iterable[int]) -> pd.DataFrame:
+    """One row per link whose instances died (deleted or expired) in one of ``batches``.
+
+    ``variables`` is the registry (``relation``, ``values`` as JSON ``[src, dst, cost]``,
+    ``deleted_batch`` and, when present, ``death``). Deaths by replacement (a new cost: the link
+    lives on) are left out; a death without a recorded kind counts as ``deleted``. A link with
+    several dead instances is reported once, by its latest death.
+
+    >>> registry = pd.DataFrame({
+    ...     "relation": ["link", "link", "link", "sensor"],
+    ...     "values": ['["a","b",1.0]', '["b","c",2.0]', '["c","a",3.0]', '["s1",0,0]'],
+    ...     "deleted_batch": [3, 2, 3, 3], "death": ["expired", "deleted", "replaced", "deleted"]})
+    >>> deleted_links(registry, [3]).to_dict("records")
+    [{'src': 'a', 'dst': 'b', 'cost': 1.0, 'death': 'expired', 'deleted_batch': 3, 'instances': 1}]
+    """
+    wanted = set(batches)
+    if variables.empty or not wanted or "deleted_batch" not in variables:
+        return pd.DataFrame(columns=DELETED_LINK_COLUMNS)
+    died = variables[
+        (variables["relation"].astype(str) == "link")
+        & variables["deleted_batch"].notna()
+    ]
+    died = died[died["deleted_batch"].astype("int64").isin(wanted)]
+    if "death" in died:
+        death = died["death"].fillna("deleted").astype(str)
+    else:
+        death = pd.Series("deleted", index=died.index)
+    died = died.assign(death=death)
+    died = died[died["death"] != "replaced"]
+    rows = []
+    for values, kind, batch in zip(died["values"], died["death"], died["deleted_batch"], strict=True):
+        parts = _values_of(values)
+        if len(parts) < 2:
+            continue
+        cost = float(parts[2]) if len(parts) > 2 and parts[2] is not None else float("nan")
+        rows.append((str(parts[0]), str(parts[1]), cost, kind, int(batch)))
+    if not rows:
+        return pd.DataFrame(columns=DELETED_LINK_COLUMNS)
+    frame = pd.DataFrame(rows, columns=DELETED_LINK_COLUMNS[:-1])
+    frame = frame.sort_values(["src", "dst", "deleted_batch", "death"])
+    counts = frame.groupby(["src", "dst"]).size().rename("instances")
+    latest = frame.groupby(["src", "dst"]).tail(1)
+    latest = latest.merge(counts.reset_index(), on=["src", "dst"]).sort_values(["src", "dst"])
+    return latest[DELETED_LINK_COLUMNS].reset_index(drop=True)
+
+
+def base_tuple_of(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(relation, values)`` of a described base tuple, ``None`` if it is not one.
+
+    >>> base_tuple_of("region_seed(r1,s1)"), base_tuple_of("sensor(s2)"), base_tuple_of("v7")
+    (('region_seed', ('r1', 's1')), ('sensor', ('s2',)), None)
+    """
+    relation, paren, rest = text.partition("(")
+    if not paren or not rest.endswith(")") or not relation:
+        return None
+    return relation, tuple(rest[:-1].split(","))
+
+
+def _tree_path(
+    nodes: Sequence[str], positions: dict[str, tuple[float, float]], start: str, end: str
+) -> list[str] | None:
+    """The path from ``start`` to ``end`` in the Euclidean minimum spanning tree of ``nodes``."""
+    if any(n not in positions for n in nodes):
+        return None
+    parent: dict[str, str | None] = {start: None}
+    best = {n: (float("inf"), start) for n in nodes if n != start}
+    last = start
+    while best:
+        for node in best:
+            (x0, y0), (x1, y1) = positions[last], positions[node]
+            distance = ((x0 - x1) ** 2 + (y0 - y1) ** 2) ** 0.5
+            if distance < best[node][0]:
+                best[node] = (distance, last)
+        last = min(best, key=lambda n: (best[n][0], n))
+        parent[last] = best.pop(last)[1]
+    path = [end]
+    while (up := parent[path[-1]]) is not None:
+        path.append(up)
+    return path[::-1]
+
+
+def sensor_chain(
+    witness: Iterable[str], member: str, positions: dict[str, tuple[float, float]]
+) -> tuple[str | None, list[str]]:
+    """The seed and the sensor chain (seed first, ``member`` last) of one region witness.
+
+    ``witness`` holds described base tuples (``region_seed(r,s)``, ``sensor(s)``,
+    ``triggered(s)``). In a minimal witness consecutive sensors are within the region distance
+    and no other pair is (else a shorter chain would be a witness), so the chain is the path of
+    the Euclidean minimum spanning tree of its sensors: no distance threshold is needed. Without
+    positions for every sensor the chain is the seed, the others sorted, then ``member``.
+
+    >>> w = ["region_seed(r,a)", "sensor(a)", "triggered(a)", "sensor(c)", "triggered(c)",
+    ...      "sensor(b)", "triggered(b)"]
+    >>> sensor_chain(w, "c", {"a": (0, 0), "b": (10, 0), "c": (20, 0)})
+    ('a', ['a', 'b', 'c'])
+    >>> sensor_chain(w, "c", {})
+    ('a', ['a', 'b', 'c'])
+    """
+    seed: str | None = None
+    sensors: set[str] = set()
+    for text in witness:
+        parsed = base_tuple_of(text)
+        if parsed is None:
+            continue
+        relation, values = parsed
+        if relation == "region_seed" and len(values) == 2:
+            seed = values[1]
+        elif relation in ("sensor", "triggered") and values:
+            sensors.add(values[0])
+    if seed is not None:
+        sensors.add(seed)
+    sensors.add(member)
+    start = seed if seed is not None else member
+    path = _tree_path(sorted(sensors), positions, start, member)
+    if path is None:
+        middle = sorted(sensors - {start, member})
+        path = [start, *middle] + ([member] if member != start else [])
+    return seed, path
+
+
+#: Columns of :func:`region_losses`.
+REGION_LOSS_COLUMNS = ["region", "size", "lost", "size after", "region lost", "members lost"]
+
+
+def region_losses(
+    members: Iterable[tuple[object, ...]], lost: Iterable[tuple[object, ...]]
+) -> pd.DataFrame:
+    """Per region with a lost member: its size now, members lost, size after, whether it is gone.
+
+    ``members`` and ``lost`` are ``active_region`` tuples ``(region, sensor)``.
+
+    >>> members = [("r1", "a"), ("r1", "b"), ("r2", "c")]
+    >>> region_losses(members, [("r1", "b"), ("r2", "c")]).values.tolist()
+    [['r1', 2, 1, 1, False, 'b'], ['r2', 1, 1, 0, True, 'c']]
+    """
+    sizes: dict[str, set[str]] = {}
+    for region, sensor, *_ in members:
+        sizes.setdefault(str(region), set()).add(str(sensor))
+    gone: dict[str, set[str]] = {}
+    for region, sensor, *_ in lost:
+        gone.setdefault(str(region), set()).add(str(sensor))
+    rows = []
+    for region in sorted(gone):
+        size = len(sizes.get(region, set()) | gone[region])
+        after = size - len(gone[region])
+        rows.append((region, size, len(gone[region]), after, after == 0, ", ".join(sorted(gone[region]))))
+    return pd.DataFrame(rows, columns=REGION_LOSS_COLUMNS)

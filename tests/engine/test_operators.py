@@ -279,6 +279,6 @@ def test_operator_state_round_trip(m):
     state = sel.dump_state(codec)
     m2 = ProvenanceManager(backend="python")
     copy = AggSel(m2, (0, 1), (COST,))
-    copy.load_state(state, FormulaCodec(m2, codec.table))
+    copy.load_state(state, FormulaCodec(m2, codec.export()))
     out = copy.delete_vars(frozenset({"x"}))
     assert [(u.op, u.tuple) for u in out if u.op == INS] == [(INS, ("a", "b", 2.0, "q"))]

@@ -26,6 +26,7 @@ def _cheapest_path_frame(**changes) -> pd.DataFrame:
             "provenance": [b"\xa5abc", b"\xa5ab"],
             "prov_bytes": [4, 3],
             "batch_id": [1, 1],
+            "node": [0, 0],
         }
     )
     return frame.assign(**changes)

@@ -1,0 +1,134 @@
+"""What the bench experiments share: topologies, update records → engine batches, the schemes.
+
+>>> stream = FactStream()
+>>> batch = stream.batch([{"op": "insert", "relation": "link", "src": "a", "dst": "b",
+...                        "cost": 2.0}])
+>>> batch.inserts[0]
+BaseFact(relation='link', values=('a', 'b', 2.0), var='v0')
+>>> sorted(stream.batch([{"op": "delete", "relation": "link", "src": "a", "dst": "b"}]).deletes)
+['v0']
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aspen.baselines.dred import DRedRuntime
+from aspen.engine.batch import BaseFact, Batch
+from aspen.engine.runtime import LocalRuntime
+from aspen.generators.records import Record
+from aspen.generators.topology import Topology, TransitStubParams, scaled_params, transit_stub
+
+__all__ = [
+    "FactStream",
+    "TINY_SHAPE",
+    "machine_info",
+    "make_scheme",
+    "messages_of",
+    "timed",
+    "topology",
+    "tuples_of",
+]
+
+#: The reduced transit-stub shape of the test's tiny mode (2 transit nodes, 2 stubs of 5: 22 nodes).
+TINY_SHAPE: dict[str, int] = {"nodes_per_transit": 2, "stubs_per_transit_node": 2,
+                              "nodes_per_stub": 5}
+
+
+def topology(nodes: int = 100, degree: float = 2.4, seed: int = 0, tiny: bool = False) -> Topology:
+    """A transit-stub topology with at least ``nodes`` nodes (paper shape) and ``degree`` link
+    tuples per node on average; ``tiny`` uses :data:`TINY_SHAPE` (22 nodes) instead.
+
+    >>> len(topology(100, 2.4).links), len(topology(tiny=True).node_ids)
+    (240, 22)
+    """
+    if tiny:
+        return transit_stub(TransitStubParams(avg_degree=degree, **TINY_SHAPE), seed=seed)
+    shape = scaled_params(nodes)
+    params = TransitStubParams(transit_domains=shape.transit_domains, avg_degree=degree)
+    return transit_stub(params, seed=seed)
+
+
+class FactStream:
+    """Turns link records (generators' format) into engine batches: a fresh variable per insert,
+    a delete kills every live variable of its tuple."""
+
+    def __init__(self) -> None:
+        self.live: dict[tuple[str, str], list[str]] = {}
+        self.costs: dict[tuple[str, str], float] = {}
+        self._next = 0
+
+    def batch(self, records: Iterable[Record]) -> Batch:
+        inserts: list[BaseFact] = []
+        deletes: set[str] = set()
+        for record in records:
+            key = (record["src"], record["dst"])
+            if record["op"] == "insert":
+                var = f"v{self._next}"
+                self._next += 1
+                self.live.setdefault(key, []).append(var)
+                self.costs[key] = float(record["cost"])
+                inserts.append(BaseFact("link", (key[0], key[1], float(record["cost"])), var))
+            else:
+                deletes.update(self.live.pop(key, []))
+                self.costs.pop(key, None)
+        return Batch(inserts=tuple(inserts), deletes=frozenset(deletes))
+
+    def links(self) -> list[tuple[str, str]]:
+        """The live link tuples (src, dst)."""
+        return sorted(self.live)
+
+
+def make_scheme(name: str, partitions: int, views: tuple[str, ...] = ("reachable",),
+                **kwargs: Any) -> Any:
+    """A runtime for scheme ``name``: ``absorption-lazy``, ``absorption-eager`` (Aspen's
+    :class:`LocalRuntime`), ``dred`` or ``relative`` (the baselines)."""
+    if name.startswith("absorption-"):
+        return LocalRuntime(views, partitions=partitions, mode=name.split("-", 1)[1],
+                            measure_bytes=False, **kwargs)
+    if name == "dred":
+        return DRedRuntime(views, partitions=partitions)
+    if name == "relative":
+        from aspen.baselines.relative import RelativeRuntime
+
+        return RelativeRuntime(views, partitions=partitions)
+    raise ValueError(f"unknown scheme {name!r}")
+
+
+def messages_of(runtime: Any) -> int:
+    """Messages shipped so far (engine or baseline)."""
+    return int(runtime.metrics.total().messages)
+
+
+def tuples_of(runtime: Any) -> int:
+    """View tuples shipped so far (engine or baseline)."""
+    return int(runtime.metrics.total().tuples)
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of ``action()``."""
+    start = time.perf_counter()
+    out = action()
+    return time.perf_counter() - start, out
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, cores, memory and software versions of this machine."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            names = [ln.split(":", 1)[1].strip() for ln in handle if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        mem_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": mem_gb,
+            "python": platform.python_version(), "platform": platform.platform()}

@@ -1,0 +1,475 @@
+"""AppTest of the dashboard gaps of issue 6: recently dead links on the Network page, failed
+sensors on the What-if page, region members on the Why page, and plain messages on empty or
+partial lakes. The lake is small and literal, written with delta-rs (no Spark).
+
+Topology: live links a→b (1), b→c (2), a→c (5). Deaths in the registry: c→d deleted in batch 3,
+d→a expired in batch 4, a→d deleted in batch 1, an old b→c instance deleted in batch 4 (b→c is
+live again) and an a→b instance replaced in batch 4 (the link lives on). Ingest batches 1–4.
+
+Sensors (x, y): s1 (0, 0), s2 (15, 0), s3 (30, 0), s4 (15, 10), s5 (100, 100) triggered;
+s6 (200, 200) not triggered. Region r1 is seeded at s1 and reaches s2 and s4 from s1, and s3
+from s2 or from s4 (two chains); region r2 is s5 alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from aspen.pipeline.deltars import write_table
+from aspen.pipeline.view_tables import view_frame
+from aspen.provenance.bdd import ProvenanceManager
+from aspen.settings import Settings
+
+DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
+APP = str(DASHBOARDS / "app.py")
+sys.path.insert(0, str(DASHBOARDS))
+import lakeview  # noqa: E402
+
+NETWORK, WHY, WHAT_IF = "pages/network.py", "pages/why.py", "pages/what_if.py"
+NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+#: var, src, dst, cost, inserted batch, deleted batch, death
+LINK_VARS = [
+    ("v1", "a", "b", 1.0, 1, None, None),
+    ("v2", "b", "c", 2.0, 2, None, None),
+    ("v3", "a", "c", 5.0, 1, None, None),
+    ("v4", "c", "d", 1.5, 1, 3, "deleted"),
+    ("v5", "d", "a", 2.5, 1, 4, "expired"),
+    ("v6", "a", "d", 3.5, 1, 1, "deleted"),
+    ("v7", "b", "c", 2.0, 1, 4, "deleted"),
+    ("v8", "a", "b", 9.0, 1, 4, "replaced"),
+]
+#: id, x, y, triggered
+SENSORS = [
+    ("s1", 0.0, 0.0, True),
+    ("s2", 15.0, 0.0, True),
+    ("s3", 30.0, 0.0, True),
+    ("s4", 15.0, 10.0, True),
+    ("s5", 100.0, 100.0, True),
+    ("s6", 200.0, 200.0, False),
+]
+SEEDS = [("v31", "r1", "s1"), ("v32", "r2", "s5")]
+
+
+def _sensor_var(sensor: str) -> str:
+    return f"v1{sensor[1:]}"
+
+
+def _triggered_var(sensor: str) -> str:
+    return f"v2{sensor[1:]}"
+
+
+def _registry() -> pd.DataFrame:
+    rows = [
+        ("link", var, [src, dst, cost], born, died, death)
+        for var, src, dst, cost, born, died, death in LINK_VARS
+    ]
+    rows += [("sensor", _sensor_var(i), [i, x, y], 1, None, None) for i, x, y, _ in SENSORS]
+    rows += [("triggered", _triggered_var(i), [i], 1, None, None) for i, *_, on in SENSORS if on]
+    rows += [("region_seed", var, [region, i], 1, None, None) for var, region, i in SEEDS]
+    return pd.DataFrame(
+        {
+            "var": [r[1] for r in rows],
+            "relation": [r[0] for r in rows],
+            "key": [json.dumps(r[2][:2] if r[0] in ("link", "region_seed") else r[2][:1])
+                    for r in rows],
+            "values": [json.dumps(r[2]) for r in rows],
+            "inserted_batch": [r[3] for r in rows],
+            "deleted_batch": pd.array([r[4] for r in rows], dtype="Int64"),
+            "expires_at": pd.Series([None] * len(rows), dtype="datetime64[us, UTC]"),
+            "death": pd.array([r[5] for r in rows], dtype="string"),
+        }
+    )
+
+
+def _instances(frame: pd.DataFrame, variables: list[str]) -> pd.DataFrame:
+    return frame.assign(
+        var=variables,
+        inserted_at=NOW,
+        expires_at=pd.Series([None] * len(frame), dtype="datetime64[us, UTC]"),
+        batch_id=1,
+        seq=range(len(frame)),
+    )
+
+
+def _region_formulas(manager: ProvenanceManager) -> dict[tuple, object]:
+    def alive(sensor: str) -> object:
+        return manager.and_(manager.var(_sensor_var(sensor)), manager.var(_triggered_var(sensor)))
+
+    r1_s1 = manager.and_(manager.var("v31"), alive("s1"))
+    r1_s2 = manager.and_(r1_s1, alive("s2"))
+    r1_s4 = manager.and_(r1_s1, alive("s4"))
+    r1_s3 = manager.and_(manager.or_(r1_s2, r1_s4), alive("s3"))
+    r2_s5 = manager.and_(manager.var("v32"), alive("s5"))
+    return {("r1", "s1"): r1_s1, ("r1", "s2"): r1_s2, ("r1", "s3"): r1_s3,
+            ("r1", "s4"): r1_s4, ("r2", "s5"): r2_s5}
+
+
+@pytest.fixture
+def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "lake"
+    settings = Settings(lake=str(root))
+    write_table(settings, "variables", _registry())
+    live = [r for r in LINK_VARS if r[5] is None]
+    links = pd.DataFrame({"src": [r[1] for r in live], "dst": [r[2] for r in live],
+                          "cost": [r[3] for r in live]})
+    write_table(settings, "link", _instances(links, [r[0] for r in live]))
+    sensors = pd.DataFrame({"id": [s[0] for s in SENSORS], "x": [s[1] for s in SENSORS],
+                            "y": [s[2] for s in SENSORS]})
+    write_table(settings, "sensor", _instances(sensors, [_sensor_var(s[0]) for s in SENSORS]))
+    on = [s[0] for s in SENSORS if s[3]]
+    write_table(settings, "triggered",
+                _instances(pd.DataFrame({"id": on}), [_triggered_var(s) for s in on]))
+    write_table(settings, "ingest_files", pd.DataFrame({"source": ["f1", "f2", "f3", "expire@"],
+                                                        "batch_id": [1, 2, 3, 4]}))
+    manager = ProvenanceManager()
+    v1, v2, v3 = (manager.var(v) for v in ("v1", "v2", "v3"))
+    reachable = {("a", "b"): v1, ("b", "c"): v2, ("a", "c"): manager.or_(v3, manager.and_(v1, v2))}
+    write_table(settings, "reachable", view_frame("reachable", reachable, manager, batch_id=1))
+    write_table(settings, "active_region",
+                view_frame("active_region", _region_formulas(manager), manager, batch_id=1))
+    monkeypatch.setenv("ASPEN_LAKE", str(root))
+    return root
+
+
+@pytest.fixture
+def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "no-lake-here"
+    monkeypatch.setenv("ASPEN_LAKE", str(root))
+    return root
+
+
+def _page(path: str) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    app.switch_page(path).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _dot(app: AppTest) -> str:
+    (chart,) = app.get("graphviz_chart")
+    return chart.proto.spec
+
+
+def _frame(app: AppTest, first_column: str) -> pd.DataFrame:
+    """The first dataframe on the page whose first column is ``first_column``."""
+    for element in app.dataframe:
+        if list(element.value.columns)[:1] == [first_column]:
+            return element.value
+    raise AssertionError(f"no dataframe starting with column {first_column!r}")
+
+
+def _dashed(dot: str) -> set[tuple[str, str, str]]:
+    """(src, dst, colour) of every dashed edge in ``dot``."""
+    return set(re.findall(r'"(\w+)" -> "(\w+)" \[style=dashed, color=(\w+)', dot))
+
+
+# -- Network: live and recently dead links ---------------------------------------------------
+
+
+def test_network_draws_recent_deaths_dashed_beside_live_links(lake: Path) -> None:
+    app = _page(NETWORK)
+    assert app.slider(key="network_recent").value == 3
+    dot = _dot(app)
+    for src, dst, cost in [("a", "b", "1"), ("b", "c", "2"), ("a", "c", "5")]:
+        assert f'"{src}" -> "{dst}" [label="{cost}"];' in dot
+    # batches 2–4: c→d deleted (3), d→a expired (4); a→d died in batch 1; b→c is live again;
+    # the replaced a→b instance is no death of the link
+    assert _dashed(dot) == {("c", "d", "red"), ("d", "a", "gray55")}
+    assert 'label="deleted b3"' in dot and 'label="expired b4"' in dot
+    dead = app.dataframe[1].value
+    assert dead[["src", "dst", "death", "deleted_batch"]].values.tolist() == [
+        ["c", "d", "deleted", 3],
+        ["d", "a", "expired", 4],
+    ]
+    assert {m.label: m.value for m in app.metric} == {"Nodes": "3", "Links": "3"}
+    assert any("Legend" in c.value and "dashed red = deleted" in c.value for c in app.caption)
+    assert any("batch(es) 2, 3, 4" in c.value for c in app.caption)
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        (0, set()),
+        (1, {("d", "a", "gray55")}),
+        (4, {("c", "d", "red"), ("d", "a", "gray55"), ("a", "d", "red")}),
+    ],
+)
+def test_network_slider_sets_how_many_batches_back(
+    lake: Path, count: int, expected: set[tuple[str, str, str]]
+) -> None:
+    app = _page(NETWORK)
+    app.slider(key="network_recent").set_value(count).run()
+    assert not app.exception, app.exception
+    assert _dashed(_dot(app)) == expected
+
+
+def test_network_node_filter_applies_to_dead_links_too(lake: Path) -> None:
+    app = _page(NETWORK)
+    node = app.selectbox[0]
+    assert node.options == ["(all nodes)", "a", "b", "c", "d"]  # d has only dead links
+    node.select("d").run()
+    assert not app.exception, app.exception
+    dot = _dot(app)
+    assert _dashed(dot) == {("c", "d", "red"), ("d", "a", "gray55")}
+    assert '"a" -> "b"' not in dot and '"b" -> "c"' not in dot
+    assert app.dataframe[0].value.empty  # no live link touches d
+    node.select("b").run()
+    dot = _dot(app)
+    assert _dashed(dot) == set()
+    assert '"a" -> "b" [label="1"]' in dot and '"b" -> "c" [label="2"]' in dot
+
+
+def test_network_window_counts_ingest_batches_not_deaths(lake: Path) -> None:
+    """Two later batches without deaths push batch 3 out of a window of 3."""
+    settings = Settings(lake=str(lake))
+    write_table(settings, "ingest_files", pd.DataFrame({"source": ["f5", "f6"],
+                                                        "batch_id": [5, 6]}), mode="append")
+    app = _page(NETWORK)
+    assert _dashed(_dot(app)) == {("d", "a", "gray55")}
+
+
+def test_network_without_ingest_files_uses_the_registry_batches(lake: Path) -> None:
+    shutil.rmtree(lake / "ingest_files")
+    app = _page(NETWORK)
+    assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55")}
+
+
+def test_network_with_no_live_link_still_draws_the_dead_ones(lake: Path) -> None:
+    settings = Settings(lake=str(lake))
+    no_links = pd.DataFrame({"src": pd.Series(dtype=str), "dst": pd.Series(dtype=str),
+                             "cost": pd.Series(dtype=float)})
+    write_table(settings, "link", _instances(no_links, []))
+    app = _page(NETWORK)
+    assert len(app.info) == 1 and "no live links" in app.info[0].value
+    # with b→c no longer live, its instance deleted in batch 4 is a recent death too
+    assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55"), ("b", "c", "red")}
+
+
+def test_network_without_registry_shows_live_links_and_says_why(lake: Path) -> None:
+    shutil.rmtree(lake / "variables")
+    app = _page(NETWORK)
+    assert not app.slider and not app.warning and not app.error
+    assert _dashed(_dot(app)) == set()
+    assert any("No `variables` registry yet" in c.value for c in app.caption)
+
+
+# -- What if: failed sensors -------------------------------------------------------------------
+
+
+def _simulate(app: AppTest, sensors: list[str] = (), links: list[str] = ()) -> AppTest:
+    app.multiselect(key="whatif_sensors").set_value(list(sensors)).run()
+    if links:
+        app.multiselect(key="whatif_links").set_value(list(links)).run()
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _lost(app: AppTest) -> dict[str, int]:
+    return _frame(app, "view").set_index("view")["lost"].to_dict()
+
+
+def test_what_if_offers_the_live_sensors(lake: Path) -> None:
+    app = _page(WHAT_IF)
+    assert app.multiselect(key="whatif_sensors").options == ["s1", "s2", "s3", "s4", "s5", "s6"]
+    assert set(app.multiselect(key="whatif_links").options) == {"a→b", "b→c", "a→c"}
+
+
+def test_what_if_failing_s2_loses_only_that_member(lake: Path) -> None:
+    app = _simulate(_page(WHAT_IF), ["s2"])
+    assert _lost(app) == {"reachable": 0, "active_region": 1}  # s3 stays through s4
+    regions = _frame(app, "region")
+    assert regions.values.tolist() == [["r1", 4, 1, 3, False, "s2"]]
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Base variables deleted"] == "2"  # sensor and triggered instance
+    assert metrics["View tuples lost"] == "1"
+    assert re.fullmatch(r"\d+\.\d ms", metrics["What-if time"])
+
+
+def test_what_if_failing_both_chains_cuts_s3_off(lake: Path) -> None:
+    app = _simulate(_page(WHAT_IF), ["s2", "s4"])
+    regions = _frame(app, "region").set_index("region")
+    assert regions.loc["r1", "size"] == 4 and regions.loc["r1", "size after"] == 1
+    assert regions.loc["r1", "members lost"] == "s2, s3, s4"
+    assert not regions.loc["r1", "region lost"]
+    members = [e.value for e in app.dataframe if list(e.value.columns) == ["region", "sensor"]]
+    assert sorted(map(tuple, members[0].values.tolist())) == [("r1", "s2"), ("r1", "s3"),
+                                                               ("r1", "s4")]
+
+
+def test_what_if_failing_a_seed_loses_its_whole_region(lake: Path) -> None:
+    app = _simulate(_page(WHAT_IF), ["s5"])
+    regions = _frame(app, "region")
+    assert regions.values.tolist() == [["r2", 1, 1, 0, True, "s5"]]
+    assert any("gone entirely: r2" in m.value for m in app.markdown)
+
+
+def test_what_if_untriggered_sensor_has_no_triggered_instance_and_loses_nothing(
+    lake: Path,
+) -> None:
+    app = _simulate(_page(WHAT_IF), ["s6"])
+    assert not app.warning
+    assert _lost(app) == {"reachable": 0, "active_region": 0}
+    assert {m.label: m.value for m in app.metric}["Base variables deleted"] == "1"
+    assert any("No region member would be lost" in c.value for c in app.caption)
+
+
+def test_what_if_sensor_without_registry_instance_is_skipped_with_a_note(lake: Path) -> None:
+    settings = Settings(lake=str(lake))
+    extra = _instances(pd.DataFrame({"id": ["s9"]}), ["v99"])
+    write_table(settings, "triggered", extra, mode="append")  # not in the registry
+    app = _simulate(_page(WHAT_IF), ["s9", "s2"])
+    assert any("sensor(s) s9" in c.value and "skipped" in c.value for c in app.caption)
+    assert _lost(app) == {"reachable": 0, "active_region": 1}
+
+
+def test_what_if_links_and_sensors_together(lake: Path) -> None:
+    app = _simulate(_page(WHAT_IF), ["s1"], ["b→c"])
+    assert _lost(app) == {"reachable": 1, "active_region": 4}
+    regions = _frame(app, "region")
+    assert regions.values.tolist() == [["r1", 4, 4, 0, True, "s1, s2, s3, s4"]]
+    reach = [e.value for e in app.dataframe if list(e.value.columns) == ["src", "dst"]]
+    assert reach[0].values.tolist() == [["b", "c"]]
+
+
+def test_what_if_node_still_works_beside_sensors(lake: Path) -> None:
+    app = _page(WHAT_IF)
+    app.selectbox(key="whatif_node").select("a").run()
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert _lost(app) == {"reachable": 2, "active_region": 0}
+
+
+def test_what_if_with_sensors_only(lake: Path) -> None:
+    shutil.rmtree(lake / "link")
+    app = _page(WHAT_IF)
+    assert app.multiselect(key="whatif_links").options == []
+    assert not app.warning and not app.error
+    _simulate(app, ["s3"])
+    assert _lost(app) == {"reachable": 0, "active_region": 1}
+
+
+def test_what_if_with_registry_but_nothing_to_delete(lake: Path) -> None:
+    for name in ("link", "sensor", "triggered"):
+        shutil.rmtree(lake / name)
+    app = _page(WHAT_IF)
+    assert len(app.info) == 1 and "No live links or sensors" in app.info[0].value
+    assert not app.button
+
+
+# -- Why: region members -------------------------------------------------------------------------
+
+
+def _why_member(region: str, sensor: str) -> AppTest:
+    app = _page(WHY)
+    assert app.selectbox[0].options == ["reachable", "active_region"]
+    app.selectbox[0].select("active_region").run()
+    assert app.selectbox[1].label == "region" and app.selectbox[1].options == ["r1", "r2"]
+    app.selectbox[1].select(region).run()
+    app.selectbox[2].select(sensor).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_why_region_member_shows_both_sensor_chains(lake: Path) -> None:
+    app = _why_member("r1", "s3")
+    assert app.selectbox[2].options == ["s1", "s2", "s3", "s4"]
+    chains = _frame(app, "witness")
+    assert sorted(chains["sensor chain"]) == ["s1 → s2 → s3", "s1 → s4 → s3"]
+    assert set(chains["seed"]) == {"s1"} and set(chains["sensors"]) == {3}
+    assert any("Critical sensors" in m.value and m.value.endswith("s1, s3") for m in app.markdown)
+    assert any("region_seed(r1,s1)" in m.value for m in app.markdown if "Other critical" in m.value)
+    dot = _dot(app)
+    for src, dst in [("s1", "s2"), ("s2", "s3"), ("s1", "s4"), ("s4", "s3")]:
+        assert f'"{src}" -> "{dst}"' in dot
+    assert dot.count("color=red") == 2  # the first witness's two chain links
+
+
+def test_why_region_seed_member_is_a_chain_of_one(lake: Path) -> None:
+    app = _why_member("r2", "s5")
+    chains = _frame(app, "witness")
+    assert chains["sensor chain"].tolist() == ["s5"]
+    assert any(m.value.startswith("**Critical sensors**") and m.value.endswith("s5")
+               for m in app.markdown)
+    assert not app.get("graphviz_chart")  # nothing to draw for one sensor
+
+
+def test_why_region_member_without_positions_still_lists_the_chain(lake: Path) -> None:
+    shutil.rmtree(lake / "sensor")
+    app = _why_member("r1", "s2")
+    assert _frame(app, "witness")["sensor chain"].tolist() == ["s1 → s2"]
+    assert any("No sensor positions" in c.value for c in app.caption)
+
+
+def test_why_pairs_still_work(lake: Path) -> None:
+    app = _page(WHY)
+    app.selectbox[1].select("a").run()
+    app.selectbox[2].select("c").run()
+    assert not app.exception, app.exception
+    assert sorted(_frame(app, "witness")["base tuples"]) == ["link(a→b), link(b→c)", "link(a→c)"]
+
+
+def test_why_view_table_without_its_columns_is_a_warning(lake: Path) -> None:
+    write_table(Settings(lake=str(lake)), "active_region", pd.DataFrame({"region": ["r1"]}))
+    app = _page(WHY)
+    app.selectbox[0].select("active_region").run()
+    assert not app.exception, app.exception
+    assert any("cannot read `active_region`" in w.value for w in app.warning)
+
+
+# -- Empty lakes: a plain message on every changed page ------------------------------------------
+
+
+@pytest.mark.parametrize("page", [NETWORK, WHY, WHAT_IF])
+def test_empty_lake_gives_one_plain_message(empty_lake: Path, page: str) -> None:
+    app = _page(page)
+    assert len(app.info) == 1 and "yet" in app.info[0].value
+    assert not app.error and not app.warning
+
+
+def test_why_with_registry_but_no_view_tables(lake: Path) -> None:
+    for name in ("reachable", "active_region"):
+        shutil.rmtree(lake / name)
+    app = _page(WHY)
+    assert len(app.info) == 1 and "No view tables yet" in app.info[0].value
+
+
+# -- pure helpers ----------------------------------------------------------------------------------
+
+
+def test_sensor_chain_follows_positions_not_names() -> None:
+    witness = ["region_seed(r,a)", "sensor(a)", "triggered(a)", "sensor(z)", "triggered(z)",
+               "sensor(b)", "triggered(b)", "sensor(m)", "triggered(m)"]
+    positions = {"a": (0.0, 0.0), "z": (10.0, 0.0), "b": (20.0, 0.0), "m": (30.0, 0.0)}
+    assert lakeview.sensor_chain(witness, "m", positions) == ("a", ["a", "z", "b", "m"])
+    assert lakeview.sensor_chain(witness, "m", {}) == ("a", ["a", "b", "z", "m"])  # fallback
+
+
+def test_deleted_links_keeps_the_latest_death_per_link() -> None:
+    registry = pd.DataFrame(
+        {
+            "relation": ["link", "link", "link"],
+            "values": ['["a","b",1.0]', '["a","b",1.0]', '["b","a",2.0]'],
+            "deleted_batch": pd.array([2, 5, None], dtype="Int64"),
+            "death": ["deleted", "expired", None],
+        }
+    )
+    frame = lakeview.deleted_links(registry, [2, 5])
+    assert frame.to_dict("records") == [
+        {"src": "a", "dst": "b", "cost": 1.0, "death": "expired", "deleted_batch": 5,
+         "instances": 2}
+    ]
+    assert lakeview.deleted_links(registry.drop(columns=["death"]), [2])["death"].tolist() == [
+        "deleted"
+    ]
+    assert lakeview.deleted_links(registry, []).empty
