@@ -109,10 +109,14 @@ def tuples_of(runtime: Any) -> int:
     return int(runtime.metrics.total().tuples)
 
 
-def timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    """(seconds, result) of ``action()``."""
+def timed(action: Callable[..., Any], *args: Any) -> tuple[float, Any]:
+    """(seconds, result) of ``action(*args)``.
+
+    >>> timed(sum, [1, 2])[1]
+    3
+    """
     start = time.perf_counter()
-    out = action()
+    out = action(*args)
     return time.perf_counter() - start, out
 
 

@@ -17,6 +17,7 @@ batches, and returns JSON-able measurements (no assertion on time):
 
 from __future__ import annotations
 
+import hashlib
 import random
 import statistics
 from collections.abc import Sequence
@@ -55,7 +56,7 @@ def insertions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny
         for fraction, records in zip(FRACTIONS, fraction_batches(topo, FRACTIONS, seed=seed),
                                      strict=True):
             batch = stream.batch(records)
-            seconds, _ = timed(lambda b=batch: runtime.apply(b))
+            seconds, _ = timed(runtime.apply, batch)
             if name == "absorption-eager":
                 seconds += timed(runtime.flush)[0]
             elapsed += seconds
@@ -79,14 +80,14 @@ def deletions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny:
     for name in schemes:
         stream = FactStream()
         runtime = make_scheme(name, partitions)
-        build_s, _ = timed(lambda rt=runtime, s=stream: rt.apply(s.batch(batches[0])))
+        build_s, _ = timed(runtime.apply, stream.batch(batches[0]))
         if name == "absorption-eager":
             build_s += timed(runtime.flush)[0]
         start_msgs, start_tuples = messages_of(runtime), tuples_of(runtime)
         times, msgs = [], []
         for records in deletes:
             before = messages_of(runtime)
-            seconds, _ = timed(lambda rt=runtime, b=stream.batch(records): rt.apply(b))
+            seconds, _ = timed(runtime.apply, stream.batch(records))
             times.append(seconds)
             msgs.append(messages_of(runtime) - before)
         views[name] = set(runtime.view("reachable"))
@@ -99,6 +100,7 @@ def deletions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny:
             "max_ms": 1000 * max(times) if times else 0.0,
             "per_deletion_ms": [round(1000 * t, 3) for t in times],
             "per_deletion_messages": msgs,
+            "view_digest": hashlib.sha1(repr(sorted(views[name])).encode()).hexdigest()[:12],
         }
     first = next(iter(views.values()), set())
     out["same_views"] = all(v == first for v in views.values())
@@ -112,8 +114,8 @@ def density(variant: str = "dense", mode: str = "lazy", nodes: int = 100, partit
     topo = topology(nodes, degree, seed, tiny)
     stream = FactStream()
     runtime = make_scheme(f"absorption-{mode}", partitions)
-    seconds, _ = timed(lambda: runtime.apply(stream.batch(
-        [r for b in fraction_batches(topo, (1.0,), seed=seed) for r in b])))
+    batch = stream.batch([r for b in fraction_batches(topo, (1.0,), seed=seed) for r in b])
+    seconds, _ = timed(runtime.apply, batch)
     if mode == "eager":
         seconds += timed(runtime.flush)[0]
     return {"variant": variant, "mode": mode, "link_tuples": len(topo.links), "seconds": seconds,
@@ -134,8 +136,8 @@ def aggsel(variant: str = "dense", choice: str = "multi", nodes: int = 100, part
     flag = {"multi": True, "single": "single", "none": False}[choice]
     runtime = make_scheme("absorption-lazy", partitions, views, aggsel=flag)
     stream = FactStream()
-    seconds, _ = timed(lambda: runtime.apply(stream.batch(
-        [r for b in fraction_batches(topo, (1.0,), seed=seed) for r in b])))
+    batch = stream.batch([r for b in fraction_batches(topo, (1.0,), seed=seed) for r in b])
+    seconds, _ = timed(runtime.apply, batch)
     return {"variant": variant, "choice": choice, "views": list(views), "seconds": seconds,
             "messages": messages_of(runtime), "tuples": tuples_of(runtime),
             "view_tuples": {v: len(runtime.view(v)) for v in views}}

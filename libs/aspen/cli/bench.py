@@ -1,17 +1,45 @@
-"""``aspen bench``: run the benchmark suite."""
+"""``aspen bench [--quick|--full] [--out DIR]``: run the benchmark suite (issue 5).
+
+``--quick`` (default) takes under 3 minutes; ``--full`` runs every experiment at full size with a
+300 s cut-off per experiment (never part of ``make test``). Results (JSON, CSV, PNG, summary.md)
+go to ``--out`` (default ``results/bench``). See :mod:`aspen.bench.run`.
+
+>>> from aspen.cli.main import build_parser
+>>> args = build_parser().parse_args(["bench", "--full", "--out", "/tmp/b"])
+>>> mode_of(args), args.out
+('full', '/tmp/b')
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from aspen.errors import NotBuiltYetError
 from aspen.settings import Settings
+
+__all__ = ["mode_of", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run the benchmark suite")
+    p = sub.add_parser("bench", help="run the benchmark suite (paper experiments, peers, scale)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="the quick suite (default, < 3 min)")
+    group.add_argument("--full", action="store_true",
+                       help="the full suite: paper sizes, scale ladder, 300 s cut-off each")
+    group.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the test's mode
+    p.add_argument("--out", default="results/bench", help="results folder (default results/bench)")
     p.set_defaults(func=run)
 
 
+def mode_of(args: argparse.Namespace) -> str:
+    """The mode the flags select."""
+    return "full" if args.full else "tiny" if args.tiny else "quick"
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    raise NotBuiltYetError("'bench' is not built yet (see the open issues)")
+    from aspen.bench.run import run_bench
+
+    summary = run_bench(mode_of(args), args.out, log=lambda line: print(line, file=sys.stderr))
+    print(summary.read_text())
+    print(f"results written to {summary.parent}")
+    return 0

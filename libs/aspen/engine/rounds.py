@@ -21,6 +21,7 @@ that view changed.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from aspen.engine.plan import PlanChoices
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["NodeStep", "RoundRuntime", "publish_node", "step_node"]
+__all__ = ["NodeCache", "NodeStep", "RoundRuntime", "publish_node", "step_node"]
 
 
 @dataclass
@@ -47,10 +48,46 @@ class NodeStep:
     seconds: float = 0.0
 
 
+class NodeCache:
+    """Nodes this process restored, by node and the digest of their state bytes.
+
+    Content-addressed, so a hit is exactly the node the bytes would restore; an entry is taken
+    out while its node runs (a failed step cannot leave a half-updated node behind) and put back
+    under the digest of the new state. A Spark task whose node ran last in this Python worker
+    skips decoding its state; elsewhere it decodes the bytes, as without the cache.
+
+    >>> cache = NodeCache()
+    >>> node = NodeRuntime(0, 1, backend="python")
+    >>> data = node.dump()
+    >>> cache.put(0, data, node)
+    >>> cache.take(0, data) is node, cache.take(0, data)
+    (True, None)
+    """
+
+    def __init__(self) -> None:
+        self._nodes: dict[int, tuple[bytes, NodeRuntime]] = {}
+
+    @staticmethod
+    def _digest(state: bytes) -> bytes:
+        return hashlib.blake2b(state, digest_size=16).digest()
+
+    def take(self, me: int, state: bytes) -> NodeRuntime | None:
+        """The cached node ``me`` if it is the one ``state`` stands for (removed from the cache)."""
+        entry = self._nodes.pop(me, None)
+        if entry is None or entry[0] != self._digest(state):
+            return None
+        return entry[1]
+
+    def put(self, me: int, state: bytes, node: NodeRuntime) -> None:
+        """Remember ``node`` as the restoration of ``state``."""
+        self._nodes[me] = (self._digest(state), node)
+
+
 def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoices,
-             state: bytes | None, backend: str | None) -> NodeRuntime:
+             state: bytes | None, backend: str | None, cache: NodeCache | None) -> NodeRuntime:
     if state:
-        return NodeRuntime.load(state, backend)
+        cached = cache.take(me, state) if cache is not None else None
+        return cached if cached is not None else NodeRuntime.load(state, backend)
     return NodeRuntime(me, partitions, views, backend, choices=choices)
 
 
@@ -66,11 +103,12 @@ def step_node(
     inbox: Iterable[tuple[int, bytes]] = (),
     flush: bool = False,
     backend: str | None = None,
+    cache: NodeCache | None = None,
 ) -> NodeStep:
     """One round of node ``me``: restore, kill ``dead``, insert ``facts``, take ``inbox``
     (``(sender, message bytes)``), run; return the new state and the outbox."""
     started = time.perf_counter()
-    node = _restore(me, partitions, views, choices, state, backend)
+    node = _restore(me, partitions, views, choices, state, backend, cache)
     node.kill(frozenset(dead))
     processed = 0
     for fact in facts:
@@ -84,16 +122,20 @@ def step_node(
         (dst, encode_message(target, port, update, node.manager))
         for dst, target, port, update in node.run(flush=flush)
     ]
-    return NodeStep(node.dump(), outbox, node.has_pending(), processed,
+    new_state = node.dump()
+    if cache is not None:
+        cache.put(me, new_state, node)
+    return NodeStep(new_state, outbox, node.has_pending(), processed,
                     time.perf_counter() - started)
 
 
 def publish_node(
-    state: bytes, backend: str | None = None
+    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1
 ) -> tuple[bytes, dict[str, list[tuple[tuple, bytes | None]]]]:
     """The views whose share on this node changed since it last published, with all its rows
     there (tuple, provenance bytes or None), and the node state remembering them."""
-    node = NodeRuntime.load(state, backend)
+    cached = cache.take(me, state) if cache is not None else None
+    node = cached if cached is not None else NodeRuntime.load(state, backend)
     changed: dict[str, list[tuple[tuple, bytes | None]]] = {}
     for view in node.views:
         rows = [
@@ -104,7 +146,10 @@ def publish_node(
         if node.published.get(view) != digest:
             node.published[view] = digest
             changed[view] = rows
-    return (node.dump() if changed else state), changed
+    new_state = node.dump() if changed else state
+    if cache is not None:
+        cache.put(node.me, new_state, node)
+    return new_state, changed
 
 
 @dataclass
@@ -121,6 +166,7 @@ class RoundRuntime:
     rows: dict[str, dict[int, list[tuple[tuple, bytes | None]]]] = field(default_factory=dict)
     rounds: int = 0
     shipped: int = 0
+    cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
 
     def __post_init__(self) -> None:
         self.views = check_views(self.views)
@@ -147,6 +193,7 @@ class RoundRuntime:
                     me, self.partitions, self.views, self.choices, self.states.get(me),
                     dead=dead if first else (), facts=facts.get(me, ()) if first else (),
                     inbox=mail.get(me, ()), flush=flushing, backend=self.backend,
+                    cache=self.cache,
                 )
                 self.states[me] = step.state
                 self.pending.discard(me)
@@ -165,7 +212,7 @@ class RoundRuntime:
             flushing = True
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
-            self.states[me], changed = publish_node(state, self.backend)
+            self.states[me], changed = publish_node(state, self.backend, self.cache, me)
             for view, rows in changed.items():
                 self.rows.setdefault(view, {})[me] = rows
                 published.setdefault(view, set()).add(me)

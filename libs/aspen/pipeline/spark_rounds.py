@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
-from aspen.engine.rounds import publish_node, step_node
+from aspen.engine.rounds import NodeCache, publish_node, step_node
 from aspen.pipeline.changes import fact_from_row
 from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
 
@@ -52,6 +52,8 @@ ROUND_DDL = (
     "pending BOOLEAN, changed BOOLEAN, value DOUBLE"
 )
 ROUND_COLUMNS = tuple(part.split()[0] for part in ROUND_DDL.split(", "))
+#: Nodes restored by this Python worker (content-addressed: a hit skips decoding a state).
+_CACHE = NodeCache()
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
         me, config.partitions, config.views, config.choices or PlanChoices(), state,
         dead=dead, facts=facts,
         inbox=[(int(s), bytes(p)) for s, p in zip(mail["src"], mail["payload"], strict=True)],
-        flush=config.flush,
+        flush=config.flush, cache=_CACHE,
     )
     out = [_row(me, "state", payload=step.state, pending=step.pending, changed=True)]
     out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
@@ -138,7 +140,7 @@ def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
     the node state (remembering what it published)."""
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
-    state, changed = publish_node(bytes(state_row["payload"]))
+    state, changed = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me)
     out = [_row(me, "state", payload=state, pending=bool(state_row["pending"]), changed=True)]
     for view, view_rows in changed.items():
         out.append(_row(me, "mark", name=view))

@@ -1,0 +1,24 @@
+"""The scale ladder: 100 / 1,000 / 10,000 nodes, each step a peer comparison (Aspen's
+incremental single-link updates against networkx and DuckDB recomputation, views checked) in its
+own process with a cut-off; a step that does not finish is recorded as such.
+
+>>> [case for case, _task, _kwargs in ladder_tasks((100, 1000), updates=4)]
+['100', '1000']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["LADDER_SIZES", "ladder_tasks"]
+
+LADDER_SIZES = (100, 1_000, 10_000)
+
+
+def ladder_tasks(sizes: Sequence[int] = LADDER_SIZES, updates: int = 6, degree: float = 2.4,
+                 partitions: int = 12) -> list[tuple[str, str, dict[str, Any]]]:
+    """(case, task, kwargs) of each step, for :func:`aspen.bench.worker.run_task`."""
+    return [(str(n), "peers.compare",
+             {"nodes": n, "degree": degree, "partitions": partitions, "updates": updates,
+              "peers": ["networkx", "duckdb"]}) for n in sizes]

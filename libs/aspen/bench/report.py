@@ -1,0 +1,161 @@
+"""Write a bench run's results: ``results.json``, ``measurements.csv``, ``targets.csv``, PNG plots
+(when matplotlib is importable; otherwise the summary says they were skipped) and ``summary.md``.
+
+>>> flat = list(_flatten("x", {"a": {"b": 1.5, "c": [1, 2]}, "d": "s"}))
+>>> flat
+[('x', 'a.b', 1.5), ('x', 'd', 's')]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from aspen.bench import plots
+
+__all__ = ["write_report"]
+
+
+def _flatten(experiment: str, value: Any, prefix: str = "") -> Iterator[tuple[str, str, Any]]:
+    """(experiment, dotted metric, scalar) rows; lists (per-batch series) are left to the JSON."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _flatten(experiment, inner, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, int | float | str | bool) or value is None:
+        yield experiment, prefix, value
+
+
+def _records(experiments: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(name, task record) for every task of the run (nested groups: "group/case")."""
+    for name, rec in experiments.items():
+        if "status" in rec:  # a single task
+            yield name, rec
+        else:
+            for case, inner in rec.items():
+                yield f"{name}/{case}", inner
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _res(rec: Any) -> dict[str, Any] | None:
+    return rec["result"] if isinstance(rec, dict) and rec.get("status") == "ok" else None
+
+
+def _status(rec: Any) -> str:
+    return rec.get("note") or rec["status"] if isinstance(rec, dict) else "not run"
+
+
+def _tables(exp: dict[str, Any]) -> list[str]:
+    """Compact tables of the main measurements (the full data is in results.json)."""
+    lines = ["## Measurements", "", "| deletions (one tuple per batch) | msgs/deletion | "
+             "ms/deletion | build s |", "|---|---|---|---|"]
+    for case, rec in exp.get("deletions", {}).items():
+        res = _res(rec)
+        row = res["schemes"][case.split("/")[-1]] if res else None
+        lines.append(f"| {case} | {_fmt(row['mean_messages'])} | {_fmt(row['mean_ms'])} | "
+                     f"{_fmt(row['build_s'])} |" if row else f"| {case} | {_status(rec)} | | |")
+    lines += ["", "| insertions (fraction 1.0, cumulative) | messages | seconds | B/tuple |",
+              "|---|---|---|---|"]
+    for case, rec in exp.get("insertions", {}).items():
+        res = _res(rec)
+        data = res["schemes"][case.split("/")[-1]] if res else None
+        last = data["steps"][-1] if data else None
+        lines.append(f"| {case} | {last['messages']} | {_fmt(last['seconds'])} | "
+                     f"{_fmt(data['per_tuple_bytes'])} |" if last
+                     else f"| {case} | {_status(rec)} | | |")
+    lines += ["", "| build | seconds | messages |", "|---|---|---|"]
+    for group in ("density", "aggsel"):
+        for case, rec in exp.get(group, {}).items():
+            res = _res(rec)
+            lines.append(f"| {group} {case} | {_fmt(res['seconds'])} | {res['messages']} |"
+                         if res else f"| {group} {case} | {_status(rec)} | |")
+    res = _res(exp.get("order"))
+    if res:
+        lines += ["", "| variable order | BDD nodes (sum) | bytes/tuple | build s |",
+                  "|---|---|---|---|"]
+        lines += [f"| {n} | {o['bdd_nodes']} | {_fmt(o['bytes_per_tuple'])} | "
+                  f"{_fmt(o['seconds'])} |" for n, o in res["orders"].items()]
+    lines += ["", "| peers (recompute from scratch) | nodes | build s | mean s per update | "
+              "updates timed | equal to Aspen |", "|---|---|---|---|---|---|"]
+    groups = [("peers", exp.get("peers")), ("peers-1000", exp.get("peers-1000"))]
+    groups += [(f"ladder {k}", v) for k, v in exp.get("ladder", {}).items()]
+    for label, rec in groups:
+        if rec is None:
+            continue
+        res = _res(rec)
+        if not res:
+            lines.append(f"| {label} | | | {_status(rec)} | | |")
+            continue
+        for peer, st in res["peers"].items():
+            eq = "—" if peer == "aspen" else f"{st['all_equal']} ({st['checked_batches']})"
+            lines.append(f"| {label}: {peer} | {res['nodes']} | {_fmt(st['build_s'])} | "
+                         f"{_fmt(st['mean_update_s'])} | {st['update_batches']} | {eq} |")
+    return lines + [""]
+
+
+def _overrides(timeouts: dict[str, float]) -> str:
+    return "".join(f", {group} {seconds:.0f} s" for group, seconds in timeouts.items())
+
+
+def _summary(results: dict[str, Any], pngs: list[str], png_note: str) -> str:
+    m = results["machine"]
+    lines = [
+        f"# aspen bench — {results['mode']} mode", "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB RAM, Python {m['python']} "
+        f"({m['platform']}). Started {results['started']}, total {results['total_s']:.0f} s; "
+        f"per-experiment cut-off {results['cutoff_s']:.0f} s"
+        f"{_overrides(results.get('timeouts_s') or {})} (each experiment in its own process). "
+        "Times are wall-clock on a machine shared with other work.", "",
+        "## Targets (ratios measured in this run)", "",
+        "| target | measured | met | how |", "|---|---|---|---|",
+    ]
+    for t in results["targets"]:
+        met = {True: "yes", False: "**no**", None: "n/a"}[t["met"]]
+        lines.append(f"| {t['target']} | {_fmt(t['measured'])} | {met} | {t['note']} |")
+    lines += [""] + _tables(results["experiments"])
+    lines += ["## Experiments", "", "| experiment | status | seconds | note |",
+              "|---|---|---|---|"]
+    for name, rec in _records(results["experiments"]):
+        lines.append(f"| {name} | {rec['status']} | {rec['seconds']:.1f} | "
+                     f"{rec.get('note', '')} |")
+    lines += ["", "## Peer views checked against Aspen's view", ""]
+    for name, rec in _records(results["experiments"]):
+        res = rec.get("result") or {}
+        for peer, stats in res.get("peers", {}).items():
+            if peer != "aspen":
+                changed = sum(1 for b in res["batches"][1:] if b.get("view_changed"))
+                lines.append(f"- {name} / {peer}: equal in {stats['checked_batches']} of "
+                             f"{len(res['batches'])} batches checked (the view changed in "
+                             f"{changed} of the {len(res['batches']) - 1} updates) — "
+                             f"{'all equal' if stats['all_equal'] else '**MISMATCH**'}")
+    lines += ["", "## Notes", ""] + [f"- {n}" for n in results["notes"]]
+    lines += [f"- {png_note}" if png_note else f"- Plots: {', '.join(pngs)}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(results: dict[str, Any], out: Path) -> Path:
+    """Write every output file of ``results`` into ``out``; return the summary's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    with open(out / "measurements.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["experiment", "metric", "value"])
+        for name, rec in _records(results["experiments"]):
+            writer.writerows(_flatten(name, {k: v for k, v in rec.items() if k != "kwargs"}))
+    with open(out / "targets.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["target", "measured", "met", "note"])
+        writer.writeheader()
+        writer.writerows(results["targets"])
+    pngs, png_note = plots.write_plots(results["experiments"], out)
+    summary = out / "summary.md"
+    summary.write_text(_summary(results, pngs, png_note))
+    return summary

@@ -1,0 +1,83 @@
+"""Run one bench task in its own process, with a time cut-off (issue 5: "did not finish").
+
+:func:`run_task` starts ``python -m aspen.bench.worker TASK KWARGS OUT`` in a new session; the
+child runs the task (``module.function`` of :data:`TASKS`) and writes its JSON result to OUT.
+On timeout the whole process group (a Spark JVM included) is killed and the record says so. A
+task without Spark is limited to :data:`MEMORY_LIMIT_GB` of address space (a run that outgrows
+it ends with MemoryError, recorded as an error) so that a large step cannot swamp the machine.
+
+>>> rec = run_task("order.variable_order", {"tiny": True, "orders": ["dfs"]}, timeout=60)
+>>> rec["status"], sorted(rec["result"]["orders"])
+('ok', ['dfs'])
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MEMORY_LIMIT_GB", "TASKS", "main", "run_task"]
+
+#: Address-space limit of a worker that starts no JVM.
+MEMORY_LIMIT_GB = 8
+
+#: The functions a worker may run.
+TASKS = ("paper.insertions", "paper.deletions", "paper.density", "paper.aggsel",
+         "order.variable_order", "peers.compare")
+
+
+def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run ``task(**kwargs)`` in a subprocess; ``{"status": ok|timeout|error, "seconds", ...}``."""
+    if task not in TASKS:
+        raise ValueError(f"unknown bench task {task!r}")
+    with tempfile.TemporaryDirectory(prefix="aspen-bench-") as tmp:
+        out = Path(tmp) / "result.json"
+        log = Path(tmp) / "stderr.txt"
+        start = time.perf_counter()
+        with open(log, "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "aspen.bench.worker", task, json.dumps(kwargs), str(out)],
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return {"task": task, "kwargs": kwargs, "status": "timeout",
+                        "seconds": time.perf_counter() - start,
+                        "note": f"did not finish within {timeout:.0f} s"}
+        seconds = time.perf_counter() - start
+        if code != 0 or not out.exists():
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+            return {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
+                    "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
+        return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
+                "result": json.loads(out.read_text())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Worker entry: ``TASK KWARGS_JSON OUT_PATH``."""
+    task, kwargs, out = (argv if argv is not None else sys.argv[1:])
+    module_name, func_name = task.split(".")
+    arguments = json.loads(kwargs)
+    if not any(str(p).startswith("spark") for p in arguments.get("peers", [])):
+        import resource
+
+        limit = MEMORY_LIMIT_GB * 2**30
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    func = getattr(importlib.import_module(f"aspen.bench.{module_name}"), func_name)
+    result = func(**arguments)
+    Path(out).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
