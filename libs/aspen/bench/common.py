@@ -11,6 +11,7 @@ BaseFact(relation='link', values=('a', 'b', 2.0), var='v0')
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -24,6 +25,7 @@ from aspen.generators.records import Record
 from aspen.generators.topology import Topology, TransitStubParams, scaled_params, transit_stub
 
 __all__ = [
+    "PARTIAL_ENV",
     "FactStream",
     "TINY_SHAPE",
     "machine_info",
@@ -32,7 +34,11 @@ __all__ = [
     "timed",
     "topology",
     "tuples_of",
+    "write_partial",
 ]
+
+#: Environment variable naming the file where a task writes its partial results.
+PARTIAL_ENV = "ASPEN_BENCH_PARTIAL"
 
 #: The reduced transit-stub shape of the test's tiny mode (2 transit nodes, 2 stubs of 5: 22 nodes).
 TINY_SHAPE: dict[str, int] = {"nodes_per_transit": 2, "stubs_per_transit_node": 2,
@@ -118,6 +124,17 @@ def timed(action: Callable[..., Any], *args: Any) -> tuple[float, Any]:
     start = time.perf_counter()
     out = action(*args)
     return time.perf_counter() - start, out
+
+
+def write_partial(result: dict[str, Any]) -> None:
+    """Record what a task has measured so far (read back if the task is cut off); a no-op
+    outside a bench worker."""
+    path = os.environ.get(PARTIAL_ENV)
+    if path:
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(result, handle)
+        os.replace(tmp, path)
 
 
 def machine_info() -> dict[str, Any]:

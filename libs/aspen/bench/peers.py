@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from aspen.bench.common import FactStream, make_scheme, timed, topology
+from aspen.bench.common import FactStream, make_scheme, timed, topology, write_partial
 from aspen.generators.records import Record, link_delete, link_insert
 from aspen.generators.workloads import link_inserts
 
@@ -136,43 +136,50 @@ def update_batches(topo: Any, updates: int, seed: int = 0) -> list[list[Record]]
     return batches
 
 
+def _summary(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """Per scheme: build time, number and mean time of the update batches, agreement."""
+    summary: dict[str, Any] = {}
+    for name in ["aspen", *names]:
+        upd = [r[f"{name}_s"] for r in rows[1:] if f"{name}_s" in r]
+        summary[name] = {"build_s": rows[0].get(f"{name}_s") if rows else None,
+                         "update_batches": len(upd),
+                         "mean_update_s": statistics.mean(upd) if upd else None}
+        if name != "aspen":
+            checked = [r[f"{name}_equal"] for r in rows if f"{name}_equal" in r]
+            summary[name] |= {"all_equal": all(checked), "checked_batches": len(checked)}
+    return summary
+
+
 def compare(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny: bool = False,
             updates: int = 10, peers: Sequence[str] = PEERS,
             peer_batches: dict[str, int] | None = None, seed: int = 0) -> dict[str, Any]:
-    """Per batch: Aspen's incremental time, each peer's recompute time, and whether they agree."""
+    """Per batch: each peer's recompute time, Aspen's incremental time, and whether they agree.
+
+    The peers run first on each batch, so that a run cut off while Aspen builds still reports
+    them (:func:`aspen.bench.common.write_partial`)."""
     topo = topology(nodes, degree, seed, tiny)
     limits = {"spark_df": 3, "spark_sql": 1} if peer_batches is None else peer_batches
     setup_s, funcs = timed(lambda: _peer_functions(peers))
+    head = {"nodes": len(topo.node_ids), "link_tuples": len(topo.links), "updates": updates,
+            "spark_setup_s": setup_s if {"spark_df", "spark_sql"} & set(funcs) else None}
     stream = FactStream()
     runtime = make_scheme("absorption-lazy", partitions)
     rows: list[dict[str, Any]] = []
     for index, records in enumerate(update_batches(topo, updates, seed)):
         batch = stream.batch(records)
+        links = stream.links()
+        row: dict[str, Any] = {"batch": index}
+        results: dict[str, Pairs] = {}
+        for name, func in funcs.items():
+            if index < limits.get(name, index + 1):
+                row[f"{name}_s"], results[name] = timed(func, links)
+        write_partial(head | {"batches": [*rows, row], "peers": _summary([*rows, row], funcs)})
         aspen_s, deltas = timed(runtime.apply, batch)
         view = set(runtime.view("reachable"))
         changed = len(deltas["reachable"].inserted) + len(deltas["reachable"].deleted)
-        row: dict[str, Any] = {"batch": index, "aspen_s": aspen_s, "view_tuples": len(view),
-                               "view_changed": changed}
-        links = stream.links()
-        for name, func in funcs.items():
-            if index >= limits.get(name, index + 1):
-                continue
-            seconds, result = timed(func, links)
-            row[f"{name}_s"] = seconds
-            row[f"{name}_equal"] = result == view
+        row |= {"aspen_s": aspen_s, "view_tuples": len(view), "view_changed": changed}
+        row |= {f"{name}_equal": result == view for name, result in results.items()}
         rows.append(row)
-    summary: dict[str, Any] = {}
-    updates_rows = rows[1:]
-    for name in ["aspen", *funcs]:
-        build = rows[0].get(f"{name}_s")
-        upd = [r[f"{name}_s"] for r in updates_rows if f"{name}_s" in r]
-        summary[name] = {"build_s": build, "update_batches": len(upd),
-                         "mean_update_s": statistics.mean(upd) if upd else None}
-        if name != "aspen":
-            summary[name]["all_equal"] = all(r[f"{name}_equal"] for r in rows
-                                             if f"{name}_equal" in r)
-            summary[name]["checked_batches"] = sum(f"{name}_equal" in r for r in rows)
-    return {"nodes": len(topo.node_ids), "link_tuples": len(topo.links), "updates": updates,
-            "spark_setup_s": setup_s if {"spark_df", "spark_sql"} & set(funcs) else None,
-            "batches": rows, "peers": summary,
-            "all_equal": all(v.get("all_equal", True) for v in summary.values())}
+    summary = _summary(rows, funcs)
+    return head | {"batches": rows, "peers": summary,
+                   "all_equal": all(v.get("all_equal", True) for v in summary.values())}

@@ -91,12 +91,18 @@ def _tables(exp: dict[str, Any]) -> list[str]:
     for label, rec in groups:
         if rec is None:
             continue
-        res = _res(rec)
+        res = _res(rec) or rec.get("partial")
         if not res:
             lines.append(f"| {label} | | | {_status(rec)} | | |")
             continue
+        if res is rec.get("partial"):
+            label = f"{label} ({_status(rec)}; partial)"
         for peer, st in res["peers"].items():
-            eq = "—" if peer == "aspen" else f"{st['all_equal']} ({st['checked_batches']})"
+            eq = "—" if peer == "aspen" else "not checked" if not st["checked_batches"] \
+                else f"{st['all_equal']} ({st['checked_batches']})"
+            if peer == "aspen" and st["build_s"] is None:
+                lines.append(f"| {label}: aspen | {res['nodes']} | not finished | | | — |")
+                continue
             lines.append(f"| {label}: {peer} | {res['nodes']} | {_fmt(st['build_s'])} | "
                          f"{_fmt(st['mean_update_s'])} | {st['update_batches']} | {eq} |")
     return lines + [""]

@@ -2,7 +2,8 @@
 
 :func:`run_task` starts ``python -m aspen.bench.worker TASK KWARGS OUT`` in a new session; the
 child runs the task (``module.function`` of :data:`TASKS`) and writes its JSON result to OUT.
-On timeout the whole process group (a Spark JVM included) is killed and the record says so. A
+On timeout the whole process group (a Spark JVM included) is killed and the record says so,
+with what the task measured so far under ``partial`` (see :func:`aspen.bench.common.write_partial`). A
 task without Spark is limited to :data:`MEMORY_LIMIT_GB` of address space (a run that outgrows
 it ends with MemoryError, recorded as an error) so that a large step cannot swamp the machine.
 
@@ -24,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aspen.bench.common import PARTIAL_ENV
+
 __all__ = ["MEMORY_LIMIT_GB", "TASKS", "main", "run_task"]
 
 #: Address-space limit of a worker that starts no JVM.
@@ -41,19 +44,24 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
     with tempfile.TemporaryDirectory(prefix="aspen-bench-") as tmp:
         out = Path(tmp) / "result.json"
         log = Path(tmp) / "stderr.txt"
+        partial = Path(tmp) / "partial.json"
+        env = dict(os.environ, **{PARTIAL_ENV: str(partial)})
         start = time.perf_counter()
         with open(log, "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "aspen.bench.worker", task, json.dumps(kwargs), str(out)],
-                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env)
             try:
                 code = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return {"task": task, "kwargs": kwargs, "status": "timeout",
-                        "seconds": time.perf_counter() - start,
-                        "note": f"did not finish within {timeout:.0f} s"}
+                rec = {"task": task, "kwargs": kwargs, "status": "timeout",
+                       "seconds": time.perf_counter() - start,
+                       "note": f"did not finish within {timeout:.0f} s"}
+                if partial.exists():
+                    rec["partial"] = json.loads(partial.read_text())
+                return rec
         seconds = time.perf_counter() - start
         if code != 0 or not out.exists():
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]

@@ -1,0 +1,77 @@
+"""The bench suite's reduced quick mode (``aspen bench --tiny``): files written, numbers sane,
+and every peer's view equal to Aspen's. No SparkSession is started (Spark peers are skipped in
+this mode); no timed assertion."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from aspen.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("bench")
+    assert main(["bench", "--tiny", "--out", str(out)]) == 0
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_files_are_written(results: tuple[Path, dict]) -> None:
+    out, data = results
+    for name in ("results.json", "measurements.csv", "targets.csv", "summary.md"):
+        assert (out / name).stat().st_size > 0, name
+    with open(out / "measurements.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {"insertions/dred", "deletions/absorption-lazy", "peers"} <= {r["experiment"]
+                                                                         for r in rows}
+    summary = (out / "summary.md").read_text()
+    assert "## Targets" in summary and data["machine"]["cpu"] in summary
+    assert "Spark peers skipped" in summary
+    assert len(data["targets"]) == 7
+
+
+def test_every_experiment_finished(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    for group, rec in data["experiments"].items():
+        cases = [rec] if "status" in rec else list(rec.values())
+        assert all(c["status"] == "ok" for c in cases), (group, [c.get("note") for c in cases])
+
+
+def test_absorption_ships_fewer_messages_per_deletion_than_dred(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    dels = {s: r["result"]["schemes"][s] for s, r in data["experiments"]["deletions"].items()}
+    assert dels["dred"]["deletions"] == dels["absorption-lazy"]["deletions"] == 20
+    for scheme in ("absorption-lazy", "absorption-eager"):
+        assert dels[scheme]["mean_messages"] < dels["dred"]["mean_messages"]
+        assert dels[scheme]["view_digest"] == dels["dred"]["view_digest"]
+
+
+def test_peers_agree_with_aspen(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    res = data["experiments"]["peers"]["result"]
+    assert set(res["peers"]) == {"aspen", "networkx", "duckdb"}  # no Spark in this mode
+    for peer in ("networkx", "duckdb"):
+        assert res["peers"][peer]["all_equal"]
+        assert res["peers"][peer]["checked_batches"] == len(res["batches"]) == 7
+    assert all(b["view_tuples"] > 0 for b in res["batches"])
+    assert any(b["view_changed"] for b in res["batches"][1:])  # the check saw a changed view
+
+
+def test_insertions_and_orders_are_consistent(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    ins = data["experiments"]["insertions"]
+    final = {s: r["result"]["schemes"][s]["steps"][-1] for s, r in ins.items()}
+    assert len({f["view_tuples"] for f in final.values()}) == 1  # every scheme, same view size
+    steps = final and ins["dred"]["result"]["schemes"]["dred"]["steps"]
+    assert [s["fraction"] for s in steps] == [0.25, 0.5, 0.75, 1.0]
+    assert all(a["messages"] <= b["messages"] for a, b in zip(steps, steps[1:], strict=False))
+    orders = data["experiments"]["order"]["result"]["orders"]
+    assert len({o["view_tuples"] for o in orders.values()}) == 1
+    assert all(o["bdd_nodes"] > 0 for o in orders.values())
+    multi = data["experiments"]["aggsel"]["dense/multi"]["result"]
+    single = data["experiments"]["aggsel"]["dense/single"]["result"]
+    assert multi["view_tuples"]["cheapest_path"] == single["view_tuples"]["cheapest_path"]
