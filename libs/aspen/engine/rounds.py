@@ -165,7 +165,7 @@ class RoundRuntime:
     pending: set[int] = field(default_factory=set)
     rows: dict[str, dict[int, list[tuple[tuple, bytes | None]]]] = field(default_factory=dict)
     rounds: int = 0
-    shipped: int = 0
+    shipped: int = 0  # rows a Spark run would shuffle: messages and kill notices
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
 
     def __post_init__(self) -> None:
@@ -178,6 +178,7 @@ class RoundRuntime:
         dead = frozenset(v for v in batch.deletes if v in self.live)
         for var in dead:
             del self.live[var]
+        self.shipped += len(dead) * self.partitions  # a kill row per node (the Spark crossJoin)
         facts: dict[int, list[BaseFact]] = {}
         for fact in batch.inserts:
             self.live[fact.var] = fact
