@@ -8,25 +8,19 @@ the pipeline's ingest task (e.g. put both in a one-slot Airflow pool on a busy d
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import pendulum
 from airflow.sdk import Param, dag, get_current_context, task
 
-from aspen.pipeline.launch import lake_param, run_spark_job
+from aspen.pipeline.launch import lake_param, run_spark_job, schedule_from_env
 
 DAG_ID = "aspen_expire"
 
 
-def _schedule() -> str | None:
-    value = os.environ.get("ASPEN_EXPIRE_SCHEDULE", "*/5 * * * *").strip()
-    return None if value.lower() in ("", "none", "null") else value
-
-
 @dag(
     dag_id=DAG_ID,
-    schedule=_schedule(),
+    schedule=schedule_from_env("ASPEN_EXPIRE_SCHEDULE", "*/5 * * * *"),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,

@@ -14,19 +14,14 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import Param, dag, get_current_context, task
 
-from aspen.pipeline.launch import lake_param, run_spark_job
+from aspen.pipeline.launch import lake_param, run_spark_job, schedule_from_env
 
 DAG_ID = "aspen_housekeeping"
 
 
-def _schedule() -> str | None:
-    value = os.environ.get("ASPEN_HOUSEKEEPING_SCHEDULE", "@daily").strip()
-    return None if value.lower() in ("", "none", "null") else value
-
-
 @dag(
     dag_id=DAG_ID,
-    schedule=_schedule(),
+    schedule=schedule_from_env("ASPEN_HOUSEKEEPING_SCHEDULE", "@daily"),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["lake_param", "run_spark_job", "spark_submit_command"]
+__all__ = ["lake_param", "run_spark_job", "schedule_from_env", "spark_submit_command"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -85,3 +85,13 @@ def lake_param(params: dict) -> str:
 
     lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
     return Settings(lake=lake).lake_uri
+
+
+def schedule_from_env(variable: str, default: str) -> str | None:
+    """A DAG schedule from environment ``variable`` (cron or preset); ``none`` or empty: manual.
+
+    >>> schedule_from_env("ASPEN_UNSET_SCHEDULE_FOR_DOCTEST", "@daily")
+    '@daily'
+    """
+    value = os.environ.get(variable, default).strip()
+    return None if value.lower() in ("", "none", "null") else value

@@ -276,7 +276,14 @@ def encode(formula: Formula) -> bytes:
     (4, 10)
     """
     names, nodes, root = _node_list(formula)
-    out = bytearray([_MAGIC])
+    out = _node_bytes(_MAGIC, names, nodes)
+    _put_varint(out, root)
+    return bytes(out)
+
+
+def _node_bytes(magic: int, names: list[str], nodes: list[tuple[int, int, int]]) -> bytearray:
+    """Magic byte, variable names, then the (var, low, high) node list, as varints."""
+    out = bytearray([magic])
     _put_varint(out, len(names))
     for name in names:
         raw = name.encode()
@@ -287,8 +294,7 @@ def encode(formula: Formula) -> bytes:
         _put_varint(out, var_index)
         _put_varint(out, low)
         _put_varint(out, high)
-    _put_varint(out, root)
-    return bytes(out)
+    return out
 
 
 def decode(manager: ProvenanceManager, data: bytes) -> Formula:
@@ -347,17 +353,7 @@ def encode_forest(formulas: Sequence[Formula]) -> bytes:
     True
     """
     names, nodes, roots = _forest_node_list(list(formulas))
-    out = bytearray([_FOREST_MAGIC])
-    _put_varint(out, len(names))
-    for name in names:
-        raw = name.encode()
-        _put_varint(out, len(raw))
-        out += raw
-    _put_varint(out, len(nodes))
-    for var_index, low, high in nodes:
-        _put_varint(out, var_index)
-        _put_varint(out, low)
-        _put_varint(out, high)
+    out = _node_bytes(_FOREST_MAGIC, names, nodes)
     _put_varint(out, len(roots))
     for root in roots:
         _put_varint(out, root)
