@@ -2,7 +2,7 @@
 
 Writes the demo inputs (100-node transit-stub topology, a churn stream with invalid records
 mixed in, a sensor grid) into the inbox next to the lake, runs the ``aspen_pipeline`` DAG once
-through Airflow's ``dag.test()`` (ingest → apply → maintain → publish, each a spark-submit job),
+through Airflow's ``dag.test()`` (ingest → apply → maintain → expectations → publish, each a spark-submit job),
 verifies the views against from-scratch evaluation, and prints rows per table, the quarantined
 records and why, where the lake is and how to open the dashboard.
 """
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
           + ", ".join(f"{p.name} ({demo.counts[p.name]} lines)" for p in staged)
           + f" in the inbox {inbox}; {demo.invalid_records} lines are invalid on purpose")
     print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → apply → "
-          "maintain → publish, each through spark-submit); this takes a few minutes …", flush=True)
+          "maintain → expectations → publish, each through spark-submit); this takes a few minutes …", flush=True)
     started = time.perf_counter()
     log = lake_dir.parent / ".airflow" / "demo-run.log"
     states = run_pipeline_once(settings, inbox, airflow_home, log)
