@@ -297,16 +297,8 @@ def _node_bytes(magic: int, names: list[str], nodes: list[tuple[int, int, int]])
     return out
 
 
-def decode(manager: ProvenanceManager, data: bytes) -> Formula:
-    """Rebuild a formula encoded by :func:`encode` inside ``manager``.
-
-    The bytes are parsed and checked completely before anything is declared in ``manager``;
-    any defect (bad magic, truncation, invalid UTF-8 name, dangling reference, trailing bytes)
-    raises :class:`ProvenanceError`.
-    """
-    if not data or data[0] != _MAGIC:
-        raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
-    pos = 1
+def _read_names(data: bytes, pos: int) -> tuple[list[str], int]:
+    """The variable names written by :func:`_node_bytes`, and the position after them."""
     n_names, pos = _get_varint(data, pos)
     names: list[str] = []
     for _ in range(n_names):
@@ -318,6 +310,19 @@ def decode(manager: ProvenanceManager, data: bytes) -> Formula:
         except UnicodeDecodeError as err:
             raise ProvenanceError("corrupt provenance bytes (variable name not UTF-8)") from err
         pos += length
+    return names, pos
+
+
+def decode(manager: ProvenanceManager, data: bytes) -> Formula:
+    """Rebuild a formula encoded by :func:`encode` inside ``manager``.
+
+    The bytes are parsed and checked completely before anything is declared in ``manager``;
+    any defect (bad magic, truncation, invalid UTF-8 name, dangling reference, trailing bytes)
+    raises :class:`ProvenanceError`.
+    """
+    if not data or data[0] != _MAGIC:
+        raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
+    names, pos = _read_names(data, 1)
     n_nodes, pos = _get_varint(data, pos)
     nodes: list[tuple[int, int, int]] = []
     for _ in range(n_nodes):
@@ -364,13 +369,7 @@ def decode_forest(manager: ProvenanceManager, data: bytes) -> list[Formula]:
     """Rebuild the formulas of :func:`encode_forest` bytes inside ``manager``."""
     if not data or data[0] != _FOREST_MAGIC:
         raise ProvenanceError("not an Aspen provenance forest encoding (bad magic byte)")
-    pos = 1
-    n_names, pos = _get_varint(data, pos)
-    names: list[str] = []
-    for _ in range(n_names):
-        length, pos = _get_varint(data, pos)
-        names.append(data[pos : pos + length].decode())
-        pos += length
+    names, pos = _read_names(data, 1)
     variables = [manager.var(n) for n in names]
     table: list[Formula] = [manager.false, manager.true]
     ite = manager.bdd.ite
