@@ -22,23 +22,26 @@ the BDD byte codec (variable names, not manager ids), so each node keeps its own
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from collections.abc import Iterable
 from typing import Any
 
 from aspen.engine.batch import BaseFact
-from aspen.engine.operators.base import FormulaCodec
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import INS, Update
 from aspen.engine.runtime import LocalRuntime
+from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
-from aspen.provenance.bdd import ProvenanceManager
+from aspen.provenance.bdd import Formula, ProvenanceManager
 
-__all__ = ["Message", "NodeRuntime", "decode_message", "encode_message"]
+__all__ = ["Message", "NodeRuntime", "ViewChanges", "decode_message", "encode_message"]
 
-_NODE_STATE_VERSION = 1
+#: 2: formulas in segments of a :class:`SegmentedCodec`; published rows kept as formulas.
+_NODE_STATE_VERSION = 2
+
+#: A view's changes on one node since it last published: (upserted rows, deleted tuples).
+ViewChanges = tuple[list[tuple[tuple, Formula | None]], list[tuple]]
 
 #: A message for another node: (destination node, operator, port, update).
 Message = tuple[int, str, str, Update]
@@ -79,7 +82,9 @@ class NodeRuntime(LocalRuntime):
         self.me = me
         self.outbox: list[list] = []          # [dst, target, port, update]
         self._outbox_ins: dict[tuple, list] = {}
-        self.published: dict[str, str] = {}   # view → digest of the rows last published
+        #: view → the rows this node last published (tuple → formula or None)
+        self.published: dict[str, dict[tuple, Formula | None]] = {}
+        self._codec = SegmentedCodec(self.manager)  # formula numbers kept across dumps
 
     # -- what the Spark round calls --------------------------------------------------------
     def owns(self, value: Any) -> bool:
@@ -124,14 +129,24 @@ class NodeRuntime(LocalRuntime):
         """This node's share of ``view`` (tuples → formula or None)."""
         return self.view(view)
 
-    @staticmethod
-    def digest(rows: Iterable[tuple[tuple, bytes | None]]) -> str:
-        """A digest of published rows (tuple, provenance bytes), to skip unchanged views."""
-        h = hashlib.blake2b(digest_size=16)
-        for values, data in sorted(rows, key=lambda r: repr(r[0])):
-            h.update(repr(values).encode())
-            h.update(data or b"-")
-        return h.hexdigest()
+    def view_changes(self) -> dict[str, ViewChanges]:
+        """Per view, the rows whose formula changed or that appeared since the last call, and
+        the tuples that left; the node then remembers the current rows as published.
+
+        Formulas are compared in this node's manager (canonical BDDs: equal functions are the
+        same node), so the work is a walk of the node's share and an encoding of what changed.
+        """
+        changes: dict[str, ViewChanges] = {}
+        for view in self.views:
+            current = self.view_rows(view)
+            before = self.published.get(view, {})
+            upserts = [(values, formula) for values, formula in current.items()
+                       if values not in before or before[values] != formula]
+            deletes = [values for values in before if values not in current]
+            if upserts or deletes:
+                changes[view] = (upserts, deletes)
+                self.published[view] = dict(current)
+        return changes
 
     # -- routing: other partitions go to the outbox ------------------------------------------
     def _post(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
@@ -154,11 +169,23 @@ class NodeRuntime(LocalRuntime):
         self.outbox.append(item)
 
     # -- persistence -----------------------------------------------------------------------
+    def _dump_parts(self, codec: SegmentedCodec) -> tuple[dict[str, Any], dict[str, list]]:
+        codec.begin_dump()
+        ops = {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()}
+        published = {view: [(values, None if f is None else codec.ref(f))
+                            for values, f in rows.items()]
+                     for view, rows in self.published.items()}
+        return ops, published
+
     def dump(self) -> bytes:
-        """This node's operator state as bytes (formulas through the byte codec)."""
+        """This node's operator state as bytes: the formulas as forest segments (only those
+        new since the last dump are encoded; see :mod:`aspen.engine.segmented_codec`)."""
         if self.outbox or self._ready_boxes:
             raise EngineError("dump needs a quiescent node (messages are waiting)")
-        codec = FormulaCodec(self.manager)
+        ops, published = self._dump_parts(self._codec)
+        if self._codec.needs_compaction():
+            self._codec = SegmentedCodec(self.manager)
+            ops, published = self._dump_parts(self._codec)
         payload = {
             "version": _NODE_STATE_VERSION,
             "me": self.me,
@@ -166,9 +193,9 @@ class NodeRuntime(LocalRuntime):
             "views": self.views,
             "choices": self.choices,
             "order": self.manager.order,
-            "ops": {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()},
-            "formulas": codec.export(),
-            "published": self.published,
+            "ops": ops,
+            "segments": self._codec.flush(),
+            "published": published,
         }
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -185,10 +212,12 @@ class NodeRuntime(LocalRuntime):
                    choices=payload["choices"])
         if payload["order"]:
             node.manager.set_order(payload["order"])
-        codec = FormulaCodec(node.manager, payload["formulas"])
+        codec = node._codec = SegmentedCodec(node.manager, payload["segments"])
         ops = node.nodes[node.me]
         for name, state in payload["ops"].items():
             ops[name].load_state(state, codec)
-        node.published = dict(payload["published"])
+        node.published = {
+            view: {values: None if ref is None else codec.formula(ref) for values, ref in rows}
+            for view, rows in payload["published"].items()
+        }
         return node
-

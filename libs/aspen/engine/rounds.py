@@ -5,8 +5,8 @@ base facts it owns; in every round each node that has mail (or must flush) is re
 state bytes, takes its messages, runs to local quiescence, and returns its new state bytes and
 its outbox — the messages of the next round. When a round sends nothing, one *flush round*
 fires every node's MinShip buffers (lazy mode ships only then); the batch ends when a flush round
-sends nothing. Then :func:`publish_node` lists, per view, the rows of every node whose share of
-that view changed.
+sends nothing. Then :func:`publish_node` lists, per view and node, the rows that appeared or
+changed and the tuples that left since the node last published.
 
 :func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
 :class:`RoundRuntime` drives them in-process (the reference the Spark path is tested against).
@@ -34,7 +34,8 @@ from aspen.engine.plan import PlanChoices
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["NodeCache", "NodeStep", "RoundRuntime", "publish_node", "step_node"]
+__all__ = ["NodeCache", "NodeStep", "PublishedChanges", "RoundRuntime", "publish_node",
+           "step_node"]
 
 
 @dataclass
@@ -129,23 +130,23 @@ def step_node(
                     time.perf_counter() - started)
 
 
+#: A view's published changes on one node: (rows upserted with provenance bytes, tuples deleted).
+PublishedChanges = tuple[list[tuple[tuple, bytes | None]], list[tuple]]
+
+
 def publish_node(
     state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1
-) -> tuple[bytes, dict[str, list[tuple[tuple, bytes | None]]]]:
-    """The views whose share on this node changed since it last published, with all its rows
-    there (tuple, provenance bytes or None), and the node state remembering them."""
+) -> tuple[bytes, dict[str, PublishedChanges]]:
+    """Per view, the rows of this node that appeared or changed since it last published (tuple,
+    provenance bytes or None) and the tuples it no longer holds; and the node state remembering
+    them. Only changed rows are encoded."""
     cached = cache.take(me, state) if cache is not None else None
     node = cached if cached is not None else NodeRuntime.load(state, backend)
-    changed: dict[str, list[tuple[tuple, bytes | None]]] = {}
-    for view in node.views:
-        rows = [
-            (values, None if formula is None else node.manager.encode(formula))
-            for values, formula in node.view_rows(view).items()
-        ]
-        digest = NodeRuntime.digest(rows)
-        if node.published.get(view) != digest:
-            node.published[view] = digest
-            changed[view] = rows
+    encode = node.manager.encode
+    changed = {
+        view: ([(values, None if f is None else encode(f)) for values, f in upserts], deletes)
+        for view, (upserts, deletes) in node.view_changes().items()
+    }
     new_state = node.dump() if changed else state
     if cache is not None:
         cache.put(node.me, new_state, node)
@@ -163,7 +164,8 @@ class RoundRuntime:
     choices: PlanChoices | None = None
     states: dict[int, bytes] = field(default_factory=dict)
     pending: set[int] = field(default_factory=set)
-    rows: dict[str, dict[int, list[tuple[tuple, bytes | None]]]] = field(default_factory=dict)
+    #: view → tuple → (node that published it, provenance bytes or None)
+    rows: dict[str, dict[tuple, tuple[int, bytes | None]]] = field(default_factory=dict)
     rounds: int = 0
     shipped: int = 0  # rows a Spark run would shuffle: messages and kill notices
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
@@ -214,17 +216,18 @@ class RoundRuntime:
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
             self.states[me], changed = publish_node(state, self.backend, self.cache, me)
-            for view, rows in changed.items():
-                self.rows.setdefault(view, {})[me] = rows
+            for view, (upserts, deletes) in changed.items():
+                rows = self.rows.setdefault(view, {})
+                for values in deletes:
+                    del rows[values]
+                for values, data in upserts:
+                    if rows.get(values, (me,))[0] != me:
+                        raise AssertionError(f"{view}{values} published by two nodes")
+                    rows[values] = (me, data)
                 published.setdefault(view, set()).add(me)
         return published
 
     def view(self, name: str, manager: ProvenanceManager | None = None) -> dict[tuple, Any]:
         """The published view: tuples → formula decoded into ``manager`` (or bytes without)."""
-        out: dict[tuple, Formula | bytes | None] = {}
-        for rows in self.rows.get(name, {}).values():
-            for values, data in rows:
-                if values in out:
-                    raise AssertionError(f"{name}{values} published by two nodes")
-                out[values] = data if manager is None or data is None else manager.decode(data)
-        return out
+        return {values: data if manager is None or data is None else manager.decode(data)
+                for values, (_node, data) in self.rows.get(name, {}).items()}

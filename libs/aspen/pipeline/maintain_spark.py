@@ -13,11 +13,11 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
    next ``groupBy`` is the network. Only nodes with mail (or, in a flush round, with buffered
    MinShip entries) take part; the driver collects only control data (per-channel message counts
    and bytes, per-node flags and counters);
-4. publish: each node that ran lists the views whose share on it changed (a digest per view in
-   its state);
+4. publish: each node that ran lists the view rows it added or whose provenance changed and the
+   rows it dropped since it last published (it keeps the published rows' formulas in its state);
 5. write: node states MERGEd into ``node_state`` (only the nodes that ran), each changed view
-   MERGEd (rows of the republished nodes: insert, update changed provenance, delete the rows those
-   nodes no longer hold), metrics rows; then the ledger row, last, recording every table version.
+   MERGEd with exactly those rows (insert, update, delete by key), metrics rows; then the ledger
+   row, last, recording every table version.
 
 A crash anywhere before the ledger row leaves the ledger at the previous batch; the rerun restores
 the tables written since and recomputes the batch from the committed node states.
@@ -131,7 +131,7 @@ def _control(out: DataFrame) -> list[Any]:
     msgs = msgs.select(F.lit("msg").alias("kind"), "node", "src", F.lit(None).cast("string")
                        .alias("name"), F.col("value").cast("double"), F.col("bytes"),
                        F.lit(None).cast("boolean").alias("pending"))
-    rest = out.where("kind IN ('state', 'stat', 'mark')").select(
+    rest = out.where("kind IN ('state', 'stat')").select(
         "kind", "node", "src", "name", "value",
         F.length("payload").cast("long").alias("bytes"), "pending")
     return msgs.unionByName(rest).collect()
@@ -197,33 +197,38 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
 
 
 def _view_rows(published: DataFrame, view: str, batch_id: int) -> DataFrame:
+    """The published rows of ``view`` in the table's columns, plus ``dropped`` (a ``drop`` row)."""
     from pyspark.sql import functions as F
 
     columns = [part.split()[0] for part in view_ddl(view).split(", ")]
-    parsed = published.where(F.col("kind") == "view").where(F.col("name") == view).select(
-        F.from_json(F.col("payload").cast("string"), view_ddl(view)).alias("row"), "prov", "node")
+    parsed = published.where(F.col("kind").isin("view", "drop")).where(F.col("name") == view) \
+        .select(F.from_json(F.col("payload").cast("string"), view_ddl(view)).alias("row"), "prov",
+                "node", (F.col("kind") == "drop").alias("dropped"))
     return parsed.select(
         *[F.col(f"row.{c}").alias(c) for c in columns], F.col("prov").alias("provenance"),
         F.coalesce(F.length("prov"), F.lit(0)).cast("long").alias("prov_bytes"),
-        F.lit(batch_id).cast("long").alias("batch_id"), F.col("node").cast("int").alias("node"))
+        F.lit(batch_id).cast("long").alias("batch_id"), F.col("node").cast("int").alias("node"),
+        "dropped")
 
 
 def _merge_view(spark: SparkSession, settings: Settings, view: str, rows: DataFrame,
-                nodes: set[int], rebuild: bool) -> tuple[int, int]:
-    """Write ``view``'s rows of ``nodes``; returns (rows inserted, rows deleted)."""
+                rebuild: bool) -> tuple[int, int]:
+    """Apply ``view``'s published changes by key; returns (rows inserted, rows deleted)."""
     from delta.tables import DeltaTable
 
     uri = settings.table_uri(view)
     if rebuild or not table_exists(settings, view):
-        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(uri)
+        rows.where("NOT dropped").drop("dropped").write.format("delta").mode("overwrite") \
+            .option("overwriteSchema", "true").save(uri)
         return row_count(settings, view), 0
     columns = [part.split()[0] for part in view_ddl(view).split(", ")]
     match = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
+    values = {c: f"s.{c}" for c in (*columns, "provenance", "prov_bytes", "batch_id", "node")}
     result = (
         DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), match)
-        .whenMatchedUpdateAll(condition="NOT (t.provenance <=> s.provenance) OR t.node <> s.node")
-        .whenNotMatchedInsertAll()
-        .whenNotMatchedBySourceDelete(condition=f"t.{_node_in(nodes)}")
+        .whenMatchedDelete(condition="s.dropped")
+        .whenMatchedUpdate(set=values)
+        .whenNotMatchedInsert(condition="NOT s.dropped", values=values)
         .execute()
         .first()
     )
@@ -302,9 +307,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     started_publish = time.perf_counter()
     published = states.where(_node_in(ran)).groupBy("node").applyInPandas(
         node_publish, ROUND_DDL).localCheckpoint(eager=True)
-    marks: dict[str, set[int]] = defaultdict(set)
-    for row in published.where("kind = 'mark'").select("node", "name").collect():
-        marks[row.name].add(row.node)
+    marks = {row.name for row in published.where("kind IN ('view', 'drop')")
+             .select("name").distinct().collect()}
     stats.spark_jobs += 2
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
@@ -316,7 +320,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     def write_view(view: str) -> tuple[int, int]:
         rows = _view_rows(published, view, entry.batch_id)
-        changes = _merge_view(spark, settings, view, rows, marks[view], rebuild)
+        changes = _merge_view(spark, settings, view, rows, rebuild)
         crash_point(f"maintain:after-view-{view}")
         return changes
 

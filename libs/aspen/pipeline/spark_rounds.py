@@ -10,8 +10,9 @@ what it is:
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
 ``stat``   a counter ``name`` = ``value`` of ``node`` for this round
-``view``   a row of view ``name`` on ``node`` (``payload``: JSON; ``prov``: provenance)
-``mark``   node ``node`` republished view ``name`` (possibly with no rows left)
+``view``   a row of view ``name`` that ``node`` added or whose provenance changed
+           (``payload``: the row as JSON; ``prov``: provenance bytes)
+``drop``   a row of view ``name`` that ``node`` no longer holds (``payload``: JSON)
 =========  ==========================================================================
 
 ``groupBy("node").applyInPandas(...)`` hands each function every row of one node.
@@ -136,14 +137,15 @@ def _json_row(view: str, values: tuple) -> bytes:
 
 
 def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of every view whose share on this node changed, a ``mark`` per such view, and
-    the node state (remembering what it published)."""
+    """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
+    published, and the node state remembering them."""
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
     state, changed = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me)
     out = [_row(me, "state", payload=state, pending=bool(state_row["pending"]), changed=True)]
-    for view, view_rows in changed.items():
-        out.append(_row(me, "mark", name=view))
+    for view, (upserts, deletes) in changed.items():
         out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
-                for values, data in view_rows]
+                for values, data in upserts]
+        out += [_row(me, "drop", name=view, payload=_json_row(view, values))
+                for values in deletes]
     return _frame(out)
