@@ -31,7 +31,7 @@ from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.node import NodeRuntime, decode_message, encode_message
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
-from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
 __all__ = ["NodeCache", "NodeStep", "PublishedChanges", "RoundRuntime", "publish_node",
