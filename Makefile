@@ -13,9 +13,11 @@ demo: setup
 	$(VENV)/bin/aspen demo
 
 test: setup
+	$(PY) -m pytest -q --doctest-modules libs/aspen
 	$(PY) -m pytest -q tests
 
 test-fast: setup
+	$(PY) -m pytest -q --doctest-modules libs/aspen
 	$(PY) -m pytest -q tests -m "not spark and not airflow and not browser"
 
 lint: setup

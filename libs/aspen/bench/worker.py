@@ -34,7 +34,9 @@ MEMORY_LIMIT_GB = 8
 
 #: The functions a worker may run.
 TASKS = ("paper.insertions", "paper.deletions", "paper.density", "paper.aggsel",
-         "order.variable_order", "peers.compare")
+         "order.variable_order", "peers.compare", "spark_runtime.maintain_batches")
+#: Tasks that start a JVM (no address-space limit: the JVM reserves far more than it uses).
+SPARK_TASKS = ("spark_runtime.maintain_batches",)
 
 
 def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -76,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     task, kwargs, out = (argv if argv is not None else sys.argv[1:])
     module_name, func_name = task.split(".")
     arguments = json.loads(kwargs)
-    if not any(str(p).startswith("spark") for p in arguments.get("peers", [])):
+    uses_spark = task in SPARK_TASKS or any(str(p).startswith("spark")
+                                            for p in arguments.get("peers", []))
+    if not uses_spark:
         import resource
 
         limit = MEMORY_LIMIT_GB * 2**30

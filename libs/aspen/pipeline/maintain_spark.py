@@ -48,6 +48,8 @@ from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
@@ -65,7 +67,8 @@ class SparkBatchStats:
 
     rounds: int = 0
     spark_jobs: int = 0
-    rows_shipped: int = 0
+    rows_shipped: int = 0   # messages and kill notices
+    kill_rows: int = 0
     bytes_shipped: int = 0
     phase_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     node: dict[int, dict[str, float]] = field(default_factory=lambda: defaultdict(
@@ -250,9 +253,15 @@ def maintain_spark(
     spark: SparkSession | None = None,
     partitions: int | None = None,
     mode: str | None = None,
+    views: Sequence[str] = VIEW_NAMES,
 ) -> MaintainReport:
     """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
-    (default ``settings.partitions``), each a Spark task per round."""
+    (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
+    maintained (benchmarks compare ``reachable`` alone with DRed); a lake keeps one view set.
+
+    >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
+    MaintainReport(batch_id=1, ...)
+    """
     if spark is None:
         from aspen.spark.session import get_spark
 
@@ -261,13 +270,13 @@ def maintain_spark(
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
     try:
-        return _maintain(settings, spark, partitions, mode or settings.mode)
+        return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
 
 
-def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str
-              ) -> MaintainReport:
+def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
+              views: tuple[str, ...]) -> MaintainReport:
     from aspen.engine.plan import PlanChoices
     from aspen.lake.apply import apply_pending
 
@@ -287,7 +296,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
     after = -1 if rebuild else last.through_ingest_batch
     entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
-    config = RoundConfig(partitions, VIEW_NAMES, PlanChoices(mode=mode))
+    config = RoundConfig(partitions, views, PlanChoices(mode=mode))
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)
@@ -297,6 +306,9 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
     states = _empty(spark) if rebuild else _read_states(spark, settings)
     first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
+    # the kill notices cross the first round's shuffle: one row per dead variable and node
+    stats.kill_rows = int(killed) * partitions
+    stats.rows_shipped += stats.kill_rows
     stats.phase_seconds["read"] = time.perf_counter() - started_read
 
     ran: set[int] = set()
@@ -315,7 +327,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     started_write = time.perf_counter()
     _merge_states(spark, settings, published, entry.batch_id, rebuild)
     crash_point("maintain:after-state")
-    changed_views = [v for v in VIEW_NAMES
+    changed_views = [v for v in views
                      if v in marks or rebuild or not table_exists(settings, v)]
 
     def write_view(view: str) -> tuple[int, int]:
@@ -330,7 +342,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         for view, future in futures.items():
             report.view_changes[view] = future.result()
     stats.spark_jobs += 2 * len(changed_views) + 1
-    for view in VIEW_NAMES:
+    for view in views:
         report.view_sizes[view] = row_count(settings, view)
     stats.phase_seconds["write"] = time.perf_counter() - started_write
     report.seconds = time.perf_counter() - started
@@ -338,7 +350,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     crash_point("maintain:before-ledger")
     changes = sum(i + d for i, d in report.view_changes.values())
     ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
-                  tables=(*VIEW_NAMES, NODE_STATE))
+                  tables=(*views, NODE_STATE))
     return report
 
 
@@ -355,7 +367,8 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         "rounds": stats.rounds,
         "spark_jobs": stats.spark_jobs,
         "rows_shipped": stats.rows_shipped,
-        "messages": stats.rows_shipped,
+        "messages": stats.rows_shipped - stats.kill_rows,
+        "kill_rows": stats.kill_rows,
         "bytes_shipped": stats.bytes_shipped,
         "state_bytes": sum(c.get("state_bytes", 0.0) for c in stats.node.values()),
         "wall_seconds": report.seconds,

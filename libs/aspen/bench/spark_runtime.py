@@ -1,0 +1,122 @@
+"""The Spark runtime's cost per batch (issue 4's performance report), against DRed and a Spark
+recompute, on one topology and partition count.
+
+:func:`maintain_batches` builds a real Delta lake in a temporary folder, ingests every link,
+maintains ``reachable`` with ``maintain_spark`` (the production path: rounds as Spark jobs, state
+and view MERGEd into Delta, ledger), then, for each batch size, ingests that many link deletions
+and maintains, then inserts the same links back and maintains. Per batch it reads the ``metrics``
+table the job wrote (wall time, phases, rounds, Spark jobs, rows and bytes shipped over the real
+shuffles) and runs, on the same updates:
+
+* DRed on the same partitions, in process (:class:`~aspen.baselines.dred.DRedRuntime`; its
+  messages are what it would ship between nodes; it has no Spark implementation);
+* a from-scratch recompute of ``reachable`` with Spark (the semi-naive DataFrame loop of
+  :mod:`aspen.bench.peers`), after the same updates.
+
+``reachable`` only, because it is the view DRed maintains; the deletions and insertions are
+link tuples drawn with ``seed``. Progress goes to :func:`~aspen.bench.common.write_partial`, so a
+run cut off by the bench worker still reports the batches it finished.
+
+>>> maintain_batches(nodes=100, partitions=4, sizes=(1,))  # doctest: +SKIP
+{'nodes': 100, 'partitions': 4, 'build': {...}, 'batches': [...]}
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from aspen.bench.common import timed, topology, write_partial
+
+__all__ = ["maintain_batches"]
+
+VIEW = "reachable"
+
+
+def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
+    from aspen.pipeline.deltars import read_table
+
+    frame = read_table(settings, "metrics")
+    totals = frame[(frame["batch_id"] == batch_id) & (frame["node"] == -1)]
+    return {str(k): float(v) for k, v in zip(totals["metric"], totals["value"], strict=True)}
+
+
+def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
+                     sizes: tuple[int, ...] = (1, 10, 100), seed: int = 0,
+                     recompute: bool = True) -> dict[str, Any]:
+    """Per batch (deletions, then the same links inserted back): the Spark runtime's metrics,
+    DRed's messages and time, and a Spark recompute's time; see the module docstring."""
+    from aspen.baselines.dred import DRedRuntime
+    from aspen.bench.peers import _spark_df_reachable
+    from aspen.engine.batch import BaseFact, Batch
+    from aspen.generators.records import link_delete, link_insert
+    from aspen.lake.ingest import ingest_files
+    from aspen.pipeline.maintain_spark import maintain_spark
+    from aspen.settings import Settings
+    from aspen.spark.session import get_spark
+
+    topo = topology(nodes, degree, seed)
+    links = list(dict.fromkeys((ln.src, ln.dst, ln.cost) for ln in topo.links))
+    rng = random.Random(seed)
+    spark_s, spark = timed(get_spark, "aspen-bench-spark-runtime")
+    head: dict[str, Any] = {"nodes": len(topo.node_ids), "link_tuples": len(links),
+                            "partitions": partitions, "view": VIEW, "spark_start_s": spark_s,
+                            "batches": []}
+    dred = DRedRuntime(views=(VIEW,), partitions=partitions)
+    live: dict[tuple[str, str], list[str]] = {}  # link → DRed variables of its instances
+    counter = 0
+
+    def dred_facts(chosen: list[tuple[str, str, float]]) -> tuple[BaseFact, ...]:
+        nonlocal counter
+        out = []
+        for src, dst, cost in chosen:
+            counter += 1
+            var = f"d{counter}"
+            live.setdefault((src, dst), []).append(var)
+            out.append(BaseFact("link", (src, dst, cost), var))
+        return tuple(out)
+
+    with tempfile.TemporaryDirectory(prefix="aspen-bench-lake-") as tmp:
+        settings = Settings(lake=str(Path(tmp) / "lake"), partitions=partitions)
+        inbox = Path(tmp) / "inbox"
+        inbox.mkdir()
+
+        def run_batch(label: str, size: int, records: list[dict[str, Any]],
+                      batch: Batch) -> dict[str, Any]:
+            path = inbox / f"{len(head['batches'])}-{label}.jsonl"
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            started = time.perf_counter()
+            ingest_files(spark, settings, [path])
+            ingest_s = time.perf_counter() - started
+            report = maintain_spark(settings, spark, partitions, "lazy", views=(VIEW,))
+            row: dict[str, Any] = {"kind": label, "size": size, "ingest_s": ingest_s,
+                                   "view_tuples": report.view_sizes.get(VIEW),
+                                   **_metrics(settings, report.batch_id)}
+            before = dred.metrics.total().messages
+            row["dred_s"], _ = timed(dred.apply, batch)
+            row["dred_messages"] = dred.metrics.total().messages - before
+            row["dred_equal"] = len(dred.view(VIEW)) == report.view_sizes.get(VIEW)
+            if recompute:
+                current = [(s, d) for (s, d), vs in live.items() if vs]
+                row["recompute_s"], pairs = timed(_spark_df_reachable, spark, current)
+                row["recompute_equal"] = len(pairs) == report.view_sizes.get(VIEW)
+            head["batches"].append(row)
+            write_partial(head)
+            return row
+
+        build = run_batch("build", len(links), [link_insert(s, d, c) for s, d, c in links],
+                          Batch(inserts=dred_facts(links)))
+        head["build"] = build
+        for size in sizes:
+            chosen = rng.sample(links, min(size, len(links)))
+            dead = frozenset(v for s, d, _c in chosen for v in live.pop((s, d), []))
+            run_batch("delete", len(chosen), [link_delete(s, d) for s, d, _c in chosen],
+                      Batch(deletes=dead))
+            run_batch("insert", len(chosen), [link_insert(s, d, c) for s, d, c in chosen],
+                      Batch(inserts=dred_facts(chosen)))
+    spark.stop()
+    return head
