@@ -79,16 +79,17 @@ def test_garbage_is_compacted_into_one_segment(monkeypatch):
 @pytest.mark.parametrize("cache", [None, NodeCache()])
 def test_publish_lists_upserts_and_deletes_once(cache):
     node = _built_node()
-    state = node.dump()
-    state, changed = publish_node(state, backend="python", cache=cache, me=0)
-    upserts, deletes = changed["reachable"]
+    out = publish_node(node.dump(), backend="python", cache=cache, me=0)
+    upserts, deletes = out.changes["reachable"]
     assert len(upserts) == 16 and deletes == []  # 4 nodes, all pairs
-    state, changed = publish_node(state, backend="python", cache=cache, me=0)
-    assert changed == {}  # nothing changed since
-    node = NodeRuntime.load(state, backend="python")
+    assert out.view_rows == 16 and out.prov_bytes == sum(len(d) for _v, d in upserts)
+    again = publish_node(out.state, backend="python", cache=cache, me=0)
+    assert again.changes == {} and again.prov_bytes == out.prov_bytes  # nothing changed since
+    node = NodeRuntime.load(again.state, backend="python")
     node.kill(frozenset({"v0"}))  # the only link into b: every pair (·, b) goes
     node.run(flush=True)
-    _state, changed = publish_node(node.dump(), backend="python", cache=cache, me=0)
-    upserts, deletes = changed["reachable"]
-    assert ("a", "b") in deletes
+    last = publish_node(node.dump(), backend="python", cache=cache, me=0)
+    upserts, deletes = last.changes["reachable"]
+    assert sorted(deletes) == [("a", "b"), ("b", "b"), ("c", "b"), ("d", "b")]
     assert all(values not in deletes for values, _data in upserts)
+    assert last.view_rows == 12

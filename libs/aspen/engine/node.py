@@ -84,6 +84,8 @@ class NodeRuntime(LocalRuntime):
         self._outbox_ins: dict[tuple, list] = {}
         #: view → the rows this node last published (tuple → formula or None)
         self.published: dict[str, dict[tuple, Formula | None]] = {}
+        #: view → tuple → bytes of the provenance last published for it (kept by publish_node)
+        self.published_bytes: dict[str, dict[tuple, int]] = {}
         self._codec = SegmentedCodec(self.manager)  # formula numbers kept across dumps
 
     # -- what the Spark round calls --------------------------------------------------------
@@ -124,6 +126,11 @@ class NodeRuntime(LocalRuntime):
     def has_pending(self) -> bool:
         """Whether a MinShip buffer holds something (the node must take part in a flush round)."""
         return any(op.pending() for op in self.nodes[self.me].values())
+
+    def published_totals(self) -> tuple[int, int]:
+        """(view rows, provenance bytes) this node has published, over all its views."""
+        sizes = self.published_bytes.values()
+        return sum(len(s) for s in sizes), sum(sum(s.values()) for s in sizes)
 
     def view_rows(self, view: str) -> dict[tuple, Any]:
         """This node's share of ``view`` (tuples → formula or None)."""
@@ -196,6 +203,7 @@ class NodeRuntime(LocalRuntime):
             "ops": ops,
             "segments": self._codec.flush(),
             "published": published,
+            "published_bytes": self.published_bytes,
         }
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -220,4 +228,5 @@ class NodeRuntime(LocalRuntime):
             view: {values: None if ref is None else codec.formula(ref) for values, ref in rows}
             for view, rows in payload["published"].items()
         }
+        node.published_bytes = payload["published_bytes"]
         return node

@@ -34,7 +34,7 @@ from aspen.engine.plan import PlanChoices
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["NodeCache", "NodeStep", "PublishedChanges", "RoundRuntime", "publish_node",
+__all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundRuntime", "publish_node",
            "step_node"]
 
 
@@ -134,23 +134,39 @@ def step_node(
 PublishedChanges = tuple[list[tuple[tuple, bytes | None]], list[tuple]]
 
 
+@dataclass
+class Published:
+    """What :func:`publish_node` returns for one node."""
+
+    state: bytes                              # the node state remembering what it published
+    changes: dict[str, PublishedChanges]      # view → its changes on this node
+    view_rows: int                            # rows the node now holds over all views
+    prov_bytes: int                           # their provenance bytes
+
+
 def publish_node(
     state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1
-) -> tuple[bytes, dict[str, PublishedChanges]]:
+) -> Published:
     """Per view, the rows of this node that appeared or changed since it last published (tuple,
-    provenance bytes or None) and the tuples it no longer holds; and the node state remembering
-    them. Only changed rows are encoded."""
+    provenance bytes or None) and the tuples it no longer holds; the node state remembering
+    them; the node's published rows and provenance bytes (kept incrementally). Only changed
+    rows are encoded."""
     cached = cache.take(me, state) if cache is not None else None
     node = cached if cached is not None else NodeRuntime.load(state, backend)
     encode = node.manager.encode
-    changed = {
-        view: ([(values, None if f is None else encode(f)) for values, f in upserts], deletes)
-        for view, (upserts, deletes) in node.view_changes().items()
-    }
+    changed: dict[str, PublishedChanges] = {}
+    for view, (upserts, deletes) in node.view_changes().items():
+        encoded = [(values, None if f is None else encode(f)) for values, f in upserts]
+        sizes = node.published_bytes.setdefault(view, {})
+        for values in deletes:
+            sizes.pop(values, None)
+        for values, data in encoded:
+            sizes[values] = len(data) if data is not None else 0
+        changed[view] = (encoded, deletes)
     new_state = node.dump() if changed else state
     if cache is not None:
         cache.put(node.me, new_state, node)
-    return new_state, changed
+    return Published(new_state, changed, *node.published_totals())
 
 
 @dataclass
@@ -215,8 +231,9 @@ class RoundRuntime:
             flushing = True
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
-            self.states[me], changed = publish_node(state, self.backend, self.cache, me)
-            for view, (upserts, deletes) in changed.items():
+            out = publish_node(state, self.backend, self.cache, me)
+            self.states[me] = out.state
+            for view, (upserts, deletes) in out.changes.items():
                 rows = self.rows.setdefault(view, {})
                 for values in deletes:
                     del rows[values]

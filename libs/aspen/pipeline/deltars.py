@@ -46,6 +46,11 @@ def table_exists(settings: Settings, name: str) -> bool:
     return True
 
 
+def table_columns(settings: Settings, name: str) -> list[str]:
+    """The column names of table ``name`` (from its Delta log)."""
+    return [field.name for field in _open(settings, name).schema().fields]
+
+
 def table_version(settings: Settings, name: str) -> int:
     """The latest Delta version of table ``name``."""
     return _open(settings, name).version()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError
 from aspen.pipeline import ledger
-from aspen.pipeline.deltars import replace_batch, row_count, table_exists
+from aspen.pipeline.deltars import read_table, replace_batch, row_count, table_columns, table_exists
 from aspen.pipeline.faults import crash_point
 from aspen.pipeline.maintain_local import METRICS, MaintainReport
 from aspen.pipeline.spark_rounds import (
@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
 
 NODE_STATE = "node_state"
+#: Columns a node_state table written by this version has (an older table is rebuilt).
+NODE_STATE_COLUMNS = ("node", "state", "pending", "state_bytes", "view_rows", "prov_bytes",
+                      "batch_id")
 RUNTIME = "spark"
 #: How many view tables are written at once.
 WRITE_THREADS = 4
@@ -187,9 +190,13 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
-    rows = published.where("kind = 'state'").select(
+    totals = published.where("kind = 'stat'").groupBy("node").pivot(
+        "name", ["view_rows", "prov_bytes"]).agg(F.first("value"))
+    rows = published.where("kind = 'state'").join(totals, "node", "left").select(
         "node", F.col("payload").alias("state"), F.coalesce("pending", F.lit(False))
         .alias("pending"), F.length("payload").cast("long").alias("state_bytes"),
+        F.coalesce("view_rows", F.lit(0)).cast("long").alias("view_rows"),
+        F.coalesce("prov_bytes", F.lit(0)).cast("long").alias("prov_bytes"),
         F.lit(batch_id).cast("long").alias("batch_id"))
     uri = settings.table_uri(NODE_STATE)
     if rebuild or not table_exists(settings, NODE_STATE):
@@ -197,6 +204,20 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
         return
     (DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), "t.node = s.node")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+
+
+def _state_is_current(settings: Settings) -> bool:
+    """Whether ``node_state`` exists and was written by this version's layout."""
+    return table_exists(settings, NODE_STATE) and \
+        set(NODE_STATE_COLUMNS) <= set(table_columns(settings, NODE_STATE))
+
+
+def _provenance_totals(settings: Settings) -> dict[str, float]:
+    """Published view rows and provenance bytes over every node (one small row per node)."""
+    frame = read_table(settings, NODE_STATE, columns=["view_rows", "prov_bytes"])
+    rows, data = float(frame["view_rows"].sum()), float(frame["prov_bytes"].sum())
+    return {"view_rows": rows, "prov_bytes": data,
+            "prov_bytes_per_tuple": data / rows if rows else 0.0}
 
 
 def _view_rows(published: DataFrame, view: str, batch_id: int) -> DataFrame:
@@ -291,7 +312,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     started_read = time.perf_counter()
     through = _through(spark, settings)
     rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
-        or not table_exists(settings, NODE_STATE)
+        or not _state_is_current(settings)
     if not rebuild and through <= last.through_ingest_batch:
         return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
     after = -1 if rebuild else last.through_ingest_batch
@@ -319,8 +340,13 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     started_publish = time.perf_counter()
     published = states.where(_node_in(ran)).groupBy("node").applyInPandas(
         node_publish, ROUND_DDL).localCheckpoint(eager=True)
-    marks = {row.name for row in published.where("kind IN ('view', 'drop')")
-             .select("name").distinct().collect()}
+    marks = set()
+    for row in published.where("kind IN ('view', 'drop', 'stat')").select(
+            "kind", "node", "name", "value").distinct().collect():
+        if row.kind == "stat":
+            stats.node[row.node][row.name] = row.value
+        else:
+            marks.add(row.name)
     stats.spark_jobs += 2
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
@@ -346,7 +372,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         report.view_sizes[view] = row_count(settings, view)
     stats.phase_seconds["write"] = time.perf_counter() - started_write
     report.seconds = time.perf_counter() - started
-    _write_metrics(settings, entry.batch_id, stats, report)
+    _write_metrics(settings, entry.batch_id, stats, report, _provenance_totals(settings))
     crash_point("maintain:before-ledger")
     changes = sum(i + d for i, d in report.view_changes.values())
     ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
@@ -355,7 +381,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
 
 def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
-                   report: MaintainReport) -> None:
+                   report: MaintainReport, provenance: dict[str, float]) -> None:
     """Long-format metrics rows (batch, node, metric, value); node -1 holds totals."""
     import pandas as pd
 
@@ -374,6 +400,7 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         "wall_seconds": report.seconds,
         "updates_in": report.inserted_vars + report.deleted_vars,
         "view_changes_out": sum(i + d for i, d in report.view_changes.values()),
+        **provenance,
         **{f"{phase}_seconds": seconds for phase, seconds in stats.phase_seconds.items()},
     }
     rows += [{"batch_id": batch_id, "node": -1, "metric": k, "value": float(v)}

@@ -141,9 +141,12 @@ def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
     published, and the node state remembering them."""
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
-    state, changed = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me)
-    out = [_row(me, "state", payload=state, pending=bool(state_row["pending"]), changed=True)]
-    for view, (upserts, deletes) in changed.items():
+    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me)
+    out = [_row(me, "state", payload=published.state, pending=bool(state_row["pending"]),
+                changed=True),
+           _row(me, "stat", name="view_rows", value=float(published.view_rows)),
+           _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes))]
+    for view, (upserts, deletes) in published.changes.items():
         out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
                 for values, data in upserts]
         out += [_row(me, "drop", name=view, payload=_json_row(view, values))
