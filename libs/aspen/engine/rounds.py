@@ -3,9 +3,10 @@
 A batch runs in rounds. In round 0 every node kills the batch's dead variables and inserts the
 base facts it owns; in every round each node that has mail (or must flush) is restored from its
 state bytes, takes its messages, runs to local quiescence, and returns its new state bytes and
-its outbox — the messages of the next round. When a round sends nothing, one *flush round*
-fires every node's MinShip buffers (lazy mode ships only then); the batch ends when a flush round
-sends nothing. Then :func:`publish_node` lists, per view and node, the rows that appeared or
+its outbox — the messages of the next round. When a round sends nothing, the batch enters its
+*flush phase*: from then on every round also fires the MinShip buffers of the nodes that run (lazy
+mode ships buffered derivations only then), so a buffered derivation travels one hop per round
+rather than one hop per two; the batch ends when a flush round sends nothing. Then :func:`publish_node` lists, per view and node, the rows that appeared or
 changed and the tuples that left since the node last published.
 
 :func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
@@ -224,7 +225,6 @@ class RoundRuntime:
             self.rounds += 1
             first, active, mail = False, set(), next_mail
             if mail:
-                flushing = False
                 continue
             if flushing or not self.pending:
                 break

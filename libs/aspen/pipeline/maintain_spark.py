@@ -145,7 +145,7 @@ def _control(out: DataFrame) -> list[Any]:
 
 def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_active: set[int],
                 config: RoundConfig, stats: SparkBatchStats) -> tuple[DataFrame, set[int]]:
-    """Rounds to quiescence (then flush rounds until nothing is buffered or sent)."""
+    """Rounds to quiescence, then flush rounds until a flush round sends nothing."""
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
@@ -177,8 +177,7 @@ def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_a
                 stats.node[row.node][row.name] += row.value
         states = states.where(f"NOT ({_node_in(run)})").unionByName(out.where("kind = 'state'"))
         mail = out.where("kind = 'msg'")
-        if active:
-            flushing = False
+        if active:  # once flushing, every round flushes: the flush phase ships one hop a round
             continue
         if flushing or not pending:
             return states, ran
