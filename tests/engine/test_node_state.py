@@ -93,3 +93,48 @@ def test_publish_lists_upserts_and_deletes_once(cache):
     assert sorted(deletes) == [("a", "b"), ("b", "b"), ("c", "b"), ("d", "b")]
     assert all(values not in deletes for values, _data in upserts)
     assert last.view_rows == 12
+
+
+class Workers:
+    """Python workers of a Spark executor: each step lands on one of them at random."""
+
+    def __init__(self, count: int, seed: int) -> None:
+        import random
+
+        self.caches = [NodeCache() for _ in range(count)]
+        self.rng = random.Random(seed)
+        self.current = self.caches[0]
+
+    @property
+    def hits(self) -> int:
+        return sum(c.hits for c in self.caches)
+
+    def restore(self, me, state, backend=None):
+        self.current = self.rng.choice(self.caches)
+        return self.current.restore(me, state, backend)
+
+    def put(self, me, state, node):
+        self.current.put(me, state, node)
+
+
+def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
+    from aspen.bench.common import topology
+
+    topo = topology(0, 2.4, 0, tiny=True)
+    facts = [BaseFact("link", (ln.src, ln.dst, ln.cost), f"v{i}")
+             for i, ln in enumerate(topo.links)]
+    workers = Workers(2, seed=1)
+    cached = RoundRuntime(views=("reachable", "min_cost"), partitions=3, backend="python",
+                          cache=workers)
+    plain = RoundRuntime(views=("reachable", "min_cost"), partitions=3, backend="python")
+    batches = [Batch(inserts=tuple(facts[:-5])), Batch(deletes=frozenset({"v0", "v3"})),
+               Batch(inserts=tuple(facts[-5:]))]
+    m = ProvenanceManager(backend="python")
+    for batch in batches:
+        cached.apply(batch)
+        plain.apply(batch)
+        for view in ("reachable", "min_cost"):
+            assert cached.view(view, m) == plain.view(view, m)
+    warm = sum(c.warm for c in workers.caches)
+    cold = sum(c.cold for c in workers.caches)
+    assert warm > 0 and workers.hits > 0, (warm, cold, workers.hits)

@@ -74,9 +74,10 @@ class NodeRuntime(LocalRuntime):
     go to :attr:`outbox` (coalesced per channel like the local runtime's channels)."""
 
     def __init__(self, me: int, partitions: int, views: Iterable[str] = ("reachable",),
-                 backend: str | None = None, *, choices: PlanChoices | None = None) -> None:
+                 backend: str | None = None, *, choices: PlanChoices | None = None,
+                 manager: ProvenanceManager | None = None) -> None:
         super().__init__(views=views, partitions=partitions, backend=backend,
-                         measure_bytes=False, choices=choices)
+                         measure_bytes=False, choices=choices, manager=manager)
         if not 0 <= me < partitions:
             raise EngineError(f"node {me} is not one of the {partitions} partitions")
         self.me = me
@@ -208,19 +209,34 @@ class NodeRuntime(LocalRuntime):
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
     @classmethod
-    def load(cls, data: bytes, backend: str | None = None) -> NodeRuntime:
-        """Restore a node from :meth:`dump` bytes (our own state table only: pickle)."""
+    def load(cls, data: bytes, backend: str | None = None,
+             warm: NodeRuntime | None = None) -> NodeRuntime:
+        """Restore a node from :meth:`dump` bytes (our own state table only: pickle).
+
+        ``warm`` — an earlier restoration of the same node that is discarded — lends its BDD
+        manager and decoded formulas when its segments are a prefix of the state's: only the
+        segments appended since are decoded (a *warm* load; otherwise a cold one).
+        """
         try:
             payload = pickle.loads(data)
         except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state row
             raise EngineError(f"cannot read node state: {err}") from err
         if not isinstance(payload, dict) or payload.get("version") != _NODE_STATE_VERSION:
             raise EngineError("not an Aspen node state (or an unsupported version)")
-        node = cls(payload["me"], payload["partitions"], payload["views"], backend,
-                   choices=payload["choices"])
-        if payload["order"]:
-            node.manager.set_order(payload["order"])
-        codec = node._codec = SegmentedCodec(node.manager, payload["segments"])
+        codec = None
+        if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (
+                payload["me"], payload["partitions"], payload["views"], payload["choices"]):
+            codec = SegmentedCodec.extending(warm._codec, payload["segments"], payload["order"])
+        if codec is None:
+            node = cls(payload["me"], payload["partitions"], payload["views"], backend,
+                       choices=payload["choices"])
+            if payload["order"]:
+                node.manager.set_order(payload["order"])
+            codec = SegmentedCodec(node.manager, payload["segments"])
+        else:
+            node = cls(payload["me"], payload["partitions"], payload["views"], backend,
+                       choices=payload["choices"], manager=codec.manager)
+        node._codec = codec
         ops = node.nodes[node.me]
         for name, state in payload["ops"].items():
             ops[name].load_state(state, codec)

@@ -97,6 +97,7 @@ class LocalRuntime:
         choices: PlanChoices | None = None,
         coalesce: bool = True,
         reorder: bool | None = False,
+        manager: ProvenanceManager | None = None,
     ) -> None:
         if not isinstance(partitions, int) or partitions < 1:
             raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
@@ -106,7 +107,7 @@ class LocalRuntime:
         self.partitions = partitions
         self.shuffle_seed = shuffle_seed
         self.measure_bytes = measure_bytes
-        self.manager = ProvenanceManager(backend)
+        self.manager = manager or ProvenanceManager(backend)
         self.reorder = reorder
         if reorder is not None:  # dd.cudd sifts dynamically by default: slower builds here
             self.manager.bdd.configure(reordering=reorder)

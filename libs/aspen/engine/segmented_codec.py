@@ -54,6 +54,44 @@ class SegmentedCodec(FormulaCodec):
         self._exported = len(self.roots)
         self._live: set[int] = set()
 
+    @classmethod
+    def extending(cls, known: SegmentedCodec, segments: Sequence[bytes],
+                  order: Sequence[str]) -> SegmentedCodec | None:
+        """A codec for ``segments`` that takes over ``known`` (its manager and decoded formulas)
+        when ``known``'s segments are a prefix of ``segments`` and its manager's variable order
+        a prefix of ``order``; only the other segments are decoded. None when it does not apply.
+        ``known`` must not be used afterwards.
+
+        >>> from aspen.provenance import ProvenanceManager
+        >>> m = ProvenanceManager(backend="python")
+        >>> old = SegmentedCodec(m); _ = old.ref(m.var("x")); first = old.flush()
+        >>> _ = old.ref(m.var("x") & m.var("y")); both = old.flush()
+        >>> stale = SegmentedCodec(ProvenanceManager(backend="python"), first)
+        >>> warm = SegmentedCodec.extending(stale, both, ["x", "y"])
+        >>> len(warm.roots), SegmentedCodec.extending(warm, both[1:], ["x", "y"]) is None
+        (2, True)
+        """
+        count = len(known.segments)
+        if count > len(segments) or known._exported != len(known.roots) \
+                or any(a != b for a, b in zip(known.segments, segments, strict=False)):
+            return None
+        manager = known.manager
+        declared = manager.order
+        if list(order[:len(declared)]) != declared:
+            return None
+        for name in order[len(declared):]:
+            manager.var(name)  # declared at the bottom, in the recorded order
+        codec = cls(manager)
+        codec.roots, codec._refs = known.roots, known._refs
+        codec.segments = list(known.segments)
+        for segment in segments[count:]:
+            for formula in decode_forest(manager, segment):
+                codec._refs.setdefault(int(formula), len(codec.roots))
+                codec.roots.append(formula)
+            codec.segments.append(bytes(segment))
+        codec._exported = len(codec.roots)
+        return codec
+
     def begin_dump(self) -> None:
         """Start counting which numbers the coming dump references."""
         self._live = set()

@@ -129,30 +129,28 @@ def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame
 
 
 def _control(out: DataFrame) -> list[Any]:
-    """One small collect: per-channel message counts and bytes, node flags and counters."""
+    """One small collect, no shuffle: per-channel message counts and bytes (``sent`` rows the
+    senders wrote), node flags and counters."""
     from pyspark.sql import functions as F
 
-    msgs = out.where("kind = 'msg'").groupBy("src", "node").agg(
-        F.count("*").alias("value"), F.sum(F.length("payload")).alias("bytes"))
-    msgs = msgs.select(F.lit("msg").alias("kind"), "node", "src", F.lit(None).cast("string")
-                       .alias("name"), F.col("value").cast("double"), F.col("bytes"),
-                       F.lit(None).cast("boolean").alias("pending"))
-    rest = out.where("kind IN ('state', 'stat')").select(
-        "kind", "node", "src", "name", "value",
-        F.length("payload").cast("long").alias("bytes"), "pending")
-    return msgs.unionByName(rest).collect()
+    return out.where("kind IN ('state', 'stat', 'sent')").select(
+        "kind", "node", "src", "name", "value", "pending", "changed",
+        F.length("payload").cast("long").alias("bytes")).collect()
 
 
 def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_active: set[int],
                 config: RoundConfig, stats: SparkBatchStats) -> tuple[DataFrame, set[int]]:
-    """Rounds to quiescence, then flush rounds until a flush round sends nothing."""
+    """Rounds to quiescence, then flush rounds until a flush round sends nothing.
+
+    Every node's state row takes part in every round (a node without mail passes it through
+    unchanged), so a round's input is the last round's checkpointed output and the plan stays
+    one shuffle deep however many rounds a batch takes."""
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
-        run = active | (pending if flushing else set())
         round_config = RoundConfig(config.partitions, config.views, config.choices, flushing)
         started = time.perf_counter()
-        out = _round(states.where(_node_in(run)), mail, round_config)
+        out = _round(states, mail, round_config)
         control = _control(out)
         stats.spark_jobs += 2
         stats.rounds += 1
@@ -160,22 +158,25 @@ def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_a
         crash_point(f"maintain:after-round-{stats.rounds}")
         active = set()
         for row in control:
-            if row.kind == "msg":
-                active.add(row.node)
-                stats.rows_shipped += int(row.value)
-                stats.bytes_shipped += int(row.bytes)
+            if row.kind == "sent":
                 counters = stats.node[row.src]
-                counters["rows_shipped"] += row.value
-                counters["bytes_shipped"] += row.bytes
+                if row.name == "rows":
+                    active.add(row.node)
+                    stats.rows_shipped += int(row.value)
+                    counters["rows_shipped"] += row.value
+                else:
+                    stats.bytes_shipped += int(row.value)
+                    counters["bytes_shipped"] += row.value
             elif row.kind == "state":
-                ran.add(row.node)
                 pending.discard(row.node)
                 if row.pending:
                     pending.add(row.node)
-                stats.node[row.node]["state_bytes"] = float(row.bytes)
+                if row.changed:
+                    ran.add(row.node)
+                    stats.node[row.node]["state_bytes"] = float(row.bytes)
             else:
                 stats.node[row.node][row.name] += row.value
-        states = states.where(f"NOT ({_node_in(run)})").unionByName(out.where("kind = 'state'"))
+        states = out.where("kind = 'state'")
         mail = out.where("kind = 'msg'")
         if active:  # once flushing, every round flushes: the flush phase ships one hop a round
             continue

@@ -9,6 +9,7 @@ what it is:
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
+``sent``   what node ``src`` sent ``node`` this round: ``name`` ``rows`` or ``bytes`` = ``value``
 ``stat``   a counter ``name`` = ``value`` of ``node`` for this round
 ``view``   a row of view ``name`` that ``node`` added or whose provenance changed
            (``payload``: the row as JSON; ``prov``: provenance bytes)
@@ -121,9 +122,19 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     )
     out = [_row(me, "state", payload=step.state, pending=step.pending, changed=True)]
     out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
+    sent: dict[int, list[int]] = {}
+    for dst, data in step.outbox:
+        channel = sent.setdefault(dst, [0, 0])
+        channel[0] += 1
+        channel[1] += len(data)
+    for dst, (count, size) in sent.items():
+        out += [_row(dst, "sent", src=me, name="rows", value=float(count)),
+                _row(dst, "sent", src=me, name="bytes", value=float(size))]
     out += [
         _row(me, "stat", name="processed", value=float(step.processed)),
         _row(me, "stat", name="time_s", value=step.seconds),
+        _row(me, "stat", name="decode_s", value=step.decode_seconds),
+        _row(me, "stat", name="decodes", value=float(step.decode_seconds > 0)),
         _row(me, "stat", name="kills", value=float(len(dead))),
         _row(me, "stat", name="facts", value=float(len(facts))),
     ]
