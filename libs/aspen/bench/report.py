@@ -105,7 +105,25 @@ def _tables(exp: dict[str, Any]) -> list[str]:
                 continue
             lines.append(f"| {label}: {peer} | {res['nodes']} | {_fmt(st['build_s'])} | "
                          f"{_fmt(st['mean_update_s'])} | {st['update_batches']} | {eq} |")
+    lines += _spark_runtime_table(exp.get("spark-runtime"))
     return lines + [""]
+
+
+def _spark_runtime_table(rec: Any) -> list[str]:
+    """Aspen on Spark per batch, next to DRed and a Spark recompute of the same view."""
+    if rec is None:
+        return []
+    res = _res(rec) or rec.get("partial")
+    lines = ["", "| Spark runtime batch | links | wall s | rounds | Spark jobs | rows shipped | "
+             "DRed msgs | Spark recompute s |", "|---|---|---|---|---|---|---|---|"]
+    if not res:
+        return [*lines, f"| {_status(rec)} | | | | | | | |"]
+    for row in res.get("batches", []):
+        lines.append(f"| {row['kind']} | {row['size']} | {_fmt(row['wall_seconds'])} | "
+                     f"{_fmt(row['rounds'])} | {_fmt(row['spark_jobs'])} | "
+                     f"{_fmt(row['rows_shipped'])} | {_fmt(row['dred_messages'])} | "
+                     f"{_fmt(row.get('recompute_s'))} |")
+    return lines
 
 
 def _overrides(timeouts: dict[str, float]) -> str:

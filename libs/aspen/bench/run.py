@@ -5,8 +5,9 @@
   a subset of deletions, all four peers (Spark ones on the first batches only), the ladder's
   first two steps; under 3 minutes;
 * ``full`` — adds the paper's dense density (4 tuples per node), all deletions, the whole ladder
-  (100 / 1,000 / 10,000 nodes) and 1,000-node peers; each experiment cut off at 300 s (the
-  peer comparisons and ladder steps at 900 s, the 1,000-node peers at 1,800 s).
+  (100 / 1,000 / 10,000 nodes), 1,000-node peers and Aspen on Spark (``maintain --runtime
+  spark``, 100 nodes, against DRed and a Spark recompute); each experiment cut off at 300 s (the
+  peer comparisons and ladder steps at 900 s, Spark at 1,200 s, the 1,000-node peers at 1,800 s).
 
 Every experiment runs in its own process (:func:`aspen.bench.worker.run_task`); ``jobs`` = 2 lets
 one more run alongside (the quick mode overlaps the Spark peers with the rest).
@@ -42,7 +43,8 @@ _SETTINGS: dict[str, dict[str, Any]] = {
     "full": {"cutoff": 300.0, "size": {"nodes": 100, "degree": 2.4}, "deletions": None,
              "updates": 20, "peers": ["networkx", "duckdb", "spark_df", "spark_sql"],
              "ladder": LADDER_SIZES, "jobs": 1,
-             "timeouts": {"peers": 900.0, "peers-1000": 1800.0, "ladder": 900.0}},
+             "timeouts": {"peers": 900.0, "peers-1000": 1800.0, "ladder": 900.0,
+                          "spark-runtime": 1200.0}},
 }
 _SCHEMES = ("absorption-lazy", "absorption-eager", "dred", "relative")
 
@@ -76,6 +78,9 @@ def plan(mode: str) -> dict[str, dict[str, Task]]:
         groups["peers-1000"] = {"": ("peers.compare", {"nodes": 1000, "degree": 2.4,
                                                        "updates": cfg["updates"],
                                                        "peers": cfg["peers"]})}
+        # Aspen on Spark (maintain --runtime spark): benchmarks/spark_maintain.py has the ladder
+        groups["spark-runtime"] = {"": ("spark_runtime.maintain_batches",
+                                        {"nodes": 100, "partitions": 4, "sizes": [1, 10]})}
     return {name: cases for name, cases in groups.items() if cases}
 
 
