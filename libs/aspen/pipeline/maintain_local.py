@@ -29,7 +29,8 @@ from aspen.settings import Settings
 if TYPE_CHECKING:
     from aspen.engine.runtime import LocalRuntime
 
-__all__ = ["ENGINE_STATE", "METRICS", "MaintainReport", "maintain_local", "load_runtime"]
+__all__ = ["ENGINE_STATE", "METRICS", "MaintainReport", "load_runtime", "maintain_local",
+           "write_metrics"]
 
 ENGINE_STATE = "engine_state"
 METRICS = "metrics"
@@ -169,20 +170,30 @@ def _write_state(settings: Settings, entry: ledger.LedgerEntry, runtime: LocalRu
     DeltaTable(settings.table_uri(ENGINE_STATE)).delete(f"batch_id <= {entry.batch_id - KEEP_STATES}")
 
 
-def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime, report: MaintainReport) -> None:
-    """Long-format metrics rows (batch, node, metric, value); node -1 holds totals."""
+def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[str, float]],
+                  totals: dict[str, float]) -> None:
+    """Replace batch ``batch_id``'s rows of the long-format ``metrics`` table (batch, node,
+    metric, value); node -1 holds the totals. Both runtimes write through here.
+
+    >>> write_metrics(Settings(lake="/tmp/lake"), 3, {0: {"messages": 7.0}},
+    ...               {"wall_seconds": 1.5})  # doctest: +SKIP
+    """
     import pandas as pd
 
-    rows: list[dict[str, Any]] = []
-    metrics = runtime.metrics.as_dict()
-    for node, counters in enumerate(metrics.get("nodes", [])):
-        for name, value in counters.items():
-            if isinstance(value, int | float):
-                rows.append({"batch_id": batch_id, "node": node, "metric": name, "value": float(value)})
-    for name, value in metrics.get("total", {}).items():
-        if isinstance(value, int | float):
-            rows.append({"batch_id": batch_id, "node": -1, "metric": name, "value": float(value)})
-    rows.append({"batch_id": batch_id, "node": -1, "metric": "wall_seconds", "value": report.seconds})
-    rows.append({"batch_id": batch_id, "node": -1, "metric": "updates_in",
-                 "value": float(report.inserted_vars + report.deleted_vars)})
+    rows = [{"batch_id": batch_id, "node": node, "metric": name, "value": float(value)}
+            for node, counters in sorted(per_node.items())
+            for name, value in sorted(counters.items())]
+    rows += [{"batch_id": batch_id, "node": -1, "metric": name, "value": float(value)}
+             for name, value in totals.items()]
     replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)
+
+
+def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime, report: MaintainReport) -> None:
+    """The local runtime's counters per node and in total, wall time and updates in."""
+    metrics = runtime.metrics.as_dict()
+    per_node = {node: {k: v for k, v in counters.items() if isinstance(v, int | float)}
+                for node, counters in enumerate(metrics.get("nodes", []))}
+    totals = {k: v for k, v in metrics.get("total", {}).items() if isinstance(v, int | float)}
+    totals["wall_seconds"] = report.seconds
+    totals["updates_in"] = float(report.inserted_vars + report.deleted_vars)
+    write_metrics(settings, batch_id, per_node, totals)

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError
 from aspen.pipeline import ledger
-from aspen.pipeline.deltars import read_table, replace_batch, row_count, table_columns, table_exists
+from aspen.pipeline.deltars import read_table, row_count, table_columns, table_exists
 from aspen.pipeline.faults import crash_point
-from aspen.pipeline.maintain_local import METRICS, MaintainReport
+from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     RoundConfig,
@@ -382,13 +382,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
 def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
                    report: MaintainReport, provenance: dict[str, float]) -> None:
-    """Long-format metrics rows (batch, node, metric, value); node -1 holds totals."""
-    import pandas as pd
-
-    rows: list[dict[str, Any]] = []
-    for node, counters in sorted(stats.node.items()):
-        for name, value in sorted(counters.items()):
-            rows.append({"batch_id": batch_id, "node": node, "metric": name, "value": float(value)})
+    """Per-node counters of the rounds; totals of the batch (node -1)."""
     totals = {
         "rounds": stats.rounds,
         "spark_jobs": stats.spark_jobs,
@@ -403,6 +397,4 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         **provenance,
         **{f"{phase}_seconds": seconds for phase, seconds in stats.phase_seconds.items()},
     }
-    rows += [{"batch_id": batch_id, "node": -1, "metric": k, "value": float(v)}
-             for k, v in totals.items()]
-    replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)
+    write_metrics(settings, batch_id, {n: dict(c) for n, c in stats.node.items()}, totals)
