@@ -24,6 +24,7 @@ run cut off by the bench worker still reports the batches it finished.
 from __future__ import annotations
 
 import json
+import os
 import random
 import tempfile
 import time
@@ -62,7 +63,9 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
     topo = topology(nodes, degree, seed)
     links = list(dict.fromkeys((ln.src, ln.dst, ln.cost) for ln in topo.links))
     rng = random.Random(seed)
-    spark_s, spark = timed(get_spark, "aspen-bench-spark-runtime")
+    # node states of large topologies outgrow Spark's default 1 GB driver heap (local mode)
+    memory = os.environ.get("ASPEN_BENCH_DRIVER_MEMORY", "8g")
+    spark_s, spark = timed(get_spark, "aspen-bench-spark-runtime", {"spark.driver.memory": memory})
     head: dict[str, Any] = {"nodes": len(topo.node_ids), "link_tuples": len(links),
                             "partitions": partitions, "view": VIEW, "spark_start_s": spark_s,
                             "batches": []}
