@@ -227,15 +227,12 @@ class NodeRuntime(LocalRuntime):
         if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (
                 payload["me"], payload["partitions"], payload["views"], payload["choices"]):
             codec = SegmentedCodec.extending(warm._codec, payload["segments"], payload["order"])
-        if codec is None:
-            node = cls(payload["me"], payload["partitions"], payload["views"], backend,
-                       choices=payload["choices"])
+        node = cls(payload["me"], payload["partitions"], payload["views"], backend,
+                   choices=payload["choices"], manager=codec.manager if codec else None)
+        if codec is None:  # a cold load: a fresh manager decodes every segment
             if payload["order"]:
                 node.manager.set_order(payload["order"])
             codec = SegmentedCodec(node.manager, payload["segments"])
-        else:
-            node = cls(payload["me"], payload["partitions"], payload["views"], backend,
-                       choices=payload["choices"], manager=codec.manager)
         node._codec = codec
         ops = node.nodes[node.me]
         for name, state in payload["ops"].items():

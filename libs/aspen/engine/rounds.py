@@ -65,8 +65,9 @@ class NodeCache:
     >>> node = NodeRuntime(0, 1, backend="python")
     >>> data = node.dump()
     >>> cache.put(0, data, node)
-    >>> cache.take(0, data) is node, cache.take(0, data)
-    (True, None)
+    >>> hit, how = cache.restore(0, data, backend="python")
+    >>> hit is node, how, cache.restore(0, data, backend="python")[1]
+    (True, 'hit', 'cold')
     """
 
     def __init__(self) -> None:
@@ -77,26 +78,21 @@ class NodeCache:
     def _digest(state: bytes) -> bytes:
         return hashlib.blake2b(state, digest_size=16).digest()
 
-    def take(self, me: int, state: bytes) -> NodeRuntime | None:
-        """The cached node ``me`` if it is the one ``state`` stands for (removed from the cache)."""
-        entry = self._nodes.pop(me, None)
-        if entry is None or entry[0] != self._digest(state):
-            return None
-        return entry[1]
-
-    def restore(self, me: int, state: bytes, backend: str | None = None) -> NodeRuntime:
-        """Node ``me`` as ``state`` stands for: cached, warm-loaded from an older entry, or
-        decoded (the entry is taken out of the cache)."""
+    def restore(self, me: int, state: bytes, backend: str | None = None
+                ) -> tuple[NodeRuntime, str]:
+        """Node ``me`` as ``state`` stands for, and how it was obtained: ``hit`` (cached),
+        ``warm`` (an older entry plus the segments appended since) or ``cold`` (decoded). The
+        entry is taken out of the cache until :meth:`put` returns it."""
         entry = self._nodes.pop(me, None)
         if entry is not None and entry[0] == self._digest(state):
             self.hits += 1
-            return entry[1]
+            return entry[1], "hit"
         node = NodeRuntime.load(state, backend, warm=entry[1] if entry else None)
         if entry is not None and node.manager is entry[1].manager:
             self.warm += 1
-        else:
-            self.cold += 1
-        return node
+            return node, "warm"
+        self.cold += 1
+        return node, "cold"
 
     def put(self, me: int, state: bytes, node: NodeRuntime) -> None:
         """Remember ``node`` as the restoration of ``state``."""
@@ -111,11 +107,10 @@ def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoice
         return NodeRuntime(me, partitions, views, backend, choices=choices), 0.0
     started = time.perf_counter()
     if cache is None:
-        node = NodeRuntime.load(state, backend)
-        return node, max(time.perf_counter() - started, 1e-9)
-    hits = cache.hits
-    node = cache.restore(me, state, backend)
-    return node, 0.0 if cache.hits > hits else max(time.perf_counter() - started, 1e-9)
+        node, how = NodeRuntime.load(state, backend), "cold"
+    else:
+        node, how = cache.restore(me, state, backend)
+    return node, 0.0 if how == "hit" else max(time.perf_counter() - started, 1e-9)
 
 
 def step_node(
@@ -177,7 +172,7 @@ def publish_node(
     provenance bytes or None) and the tuples it no longer holds; the node state remembering
     them; the node's published rows and provenance bytes (kept incrementally). Only changed
     rows are encoded."""
-    node = cache.restore(me, state, backend) if cache is not None \
+    node = cache.restore(me, state, backend)[0] if cache is not None \
         else NodeRuntime.load(state, backend)
     encode = node.manager.encode
     changed: dict[str, PublishedChanges] = {}
