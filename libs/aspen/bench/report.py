@@ -103,7 +103,10 @@ def _tables(exp: dict[str, Any]) -> list[str]:
             if peer == "aspen" and st["build_s"] is None:
                 lines.append(f"| {label}: aspen | {res['nodes']} | not finished | | | — |")
                 continue
-            lines.append(f"| {label}: {peer} | {res['nodes']} | {_fmt(st['build_s'])} | "
+            build = _fmt(st["build_s"])
+            if st.get("index_s") is not None:
+                build += f" (+{_fmt(st['index_s'])} index)"
+            lines.append(f"| {label}: {peer} | {res['nodes']} | {build} | "
                          f"{_fmt(st['mean_update_s'])} | {st['update_batches']} | {eq} |")
     lines += _spark_runtime_table(exp.get("spark-runtime"))
     return lines + [""]

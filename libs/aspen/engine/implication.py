@@ -22,48 +22,28 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from aspen.engine.cudd_native import cudd_handle
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
 __all__ = ["implication_test"]
 
 Implies = Callable[[Formula, Formula], bool]
 
-_WORD = ctypes.sizeof(ctypes.c_void_p)
-
 
 def _or_test(f: Formula, g: Formula) -> bool:
     return (f | g) == g
 
 
-def _read_word(address: int, offset: int) -> int:
-    return ctypes.c_void_p.from_address(address + offset).value or 0
-
-
 def _cudd_test(manager: ProvenanceManager) -> Implies | None:
     """``Cudd_bddLeq`` bound to ``manager``'s CUDD manager, or None if the layout is unknown."""
-    try:
-        import dd.cudd as cudd_module
-
-        if not isinstance(manager.bdd, cudd_module.BDD):
-            return None
-        lib = ctypes.CDLL(cudd_module.__file__)
-        leq = lib.Cudd_bddLeq
-        leq.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-        leq.restype = ctypes.c_int
-        bdd = manager.bdd
-        probe = bdd.true
-        # cdef class BDD: PyObject_HEAD, vtab, DdManager *manager, ...
-        # cdef class Function: PyObject_HEAD, vtab, __weakref__, BDD bdd, DdManager *manager, node
-        head = 2 * _WORD
-        mgr = _read_word(id(bdd), head + _WORD)
-        if _read_word(id(probe), head + 2 * _WORD) != id(bdd):
-            return None
-        if mgr == 0 or _read_word(id(probe), head + 3 * _WORD) != mgr:
-            return None
-        if _read_word(id(probe), head + 4 * _WORD) != int(probe) - 2:
-            return None
-        # behavioural check on a few known pairs
-        t, f = bdd.true, bdd.false
+    handle = cudd_handle(manager)
+    if handle is None:
+        return None
+    leq = handle.function("Cudd_bddLeq", (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p),
+                          ctypes.c_int)
+    mgr = handle.manager
+    try:  # behavioural check on a few known pairs
+        t, f = manager.bdd.true, manager.bdd.false
         for a, b, want in ((f, t, True), (t, f, False), (t, t, True), (f, f, True)):
             if bool(leq(mgr, int(a) - 2, int(b) - 2)) != want:
                 return None

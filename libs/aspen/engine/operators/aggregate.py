@@ -124,6 +124,9 @@ class GroupAggregate(Operator):
         """Output tuple → support formula, for every live group."""
         return dict(self.outputs.values())
 
+    def stores(self):
+        return (self.store,)
+
     def formulas(self):
         return self.store.items()
 

@@ -201,6 +201,9 @@ class AggSel(Operator):
         """Group → per selective aggregate (best value, tied tuples)."""
         return self.best
 
+    def stores(self):
+        return (self.store,)
+
     def formulas(self):
         return self.store.items()
 

@@ -19,10 +19,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aspen.engine.records import DEL, INS, Update
 from aspen.provenance.bdd import Formula, ProvenanceManager, decode_forest, encode_forest
+
+if TYPE_CHECKING:
+    from aspen.engine.operators.store import ProvenanceStore
 
 __all__ = ["Operator", "FormulaCodec", "coalesce_updates", "is_retraction"]
 
@@ -151,6 +154,10 @@ class Operator:
     def pending(self) -> int:
         """How many buffered entries :meth:`flush` would ship."""
         return 0
+
+    def stores(self) -> Iterable[ProvenanceStore]:
+        """The provenance stores the operator keeps (to index them ahead of deletions)."""
+        return ()
 
     def formulas(self) -> Iterable[tuple[tuple, Formula]]:
         """Every (tuple, formula) the operator stores (for the state-size metric)."""

@@ -63,8 +63,9 @@ class Fixpoint(Operator):
         are handled as in :meth:`process`, in order."""
         out: list[Update] = []
         pending: dict[tuple, int] = {}  # tuple → index in ``out`` of its INS for this batch
-        data = self.store.data
-        dirty = self.store.dirty
+        store = self.store
+        data = store.data
+        dirty = store.dirty
         implies = self.store.implies
         false = self.manager.false
         relation = self.relation
@@ -77,6 +78,8 @@ class Fixpoint(Operator):
                     if pv == false:
                         continue
                     new = pv
+                    if store.journal is not None:
+                        store.note_new(values)
                 else:
                     if implies(pv, old):
                         continue  # absorbed
@@ -108,6 +111,9 @@ class Fixpoint(Operator):
     def get(self, key: tuple) -> Formula | None:
         """The provenance of ``key`` (None when it is not in the view)."""
         return self.store.get(key)
+
+    def stores(self):
+        return (self.store,)
 
     def formulas(self):
         return self.store.items()

@@ -217,6 +217,9 @@ class PipelinedHashJoin(Operator):
         """The tuple → provenance map of one side (read-only use)."""
         return self.sides[port].store.data
 
+    def stores(self):
+        return tuple(side.store for side in self.sides.values())
+
     def formulas(self):
         for side in self.sides.values():
             yield from side.store.items()

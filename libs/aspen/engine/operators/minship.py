@@ -150,6 +150,9 @@ class MinShip(Operator):
     def pending(self) -> int:
         return len(self.buffered)
 
+    def stores(self):
+        return (self.sent, self.buffered)
+
     def formulas(self):
         yield from self.sent.items()
         yield from self.buffered.items()

@@ -18,9 +18,10 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 
 from aspen.engine.implication import implication_test
+from aspen.engine.support import support_keys
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
 __all__ = ["ProvenanceStore"]
@@ -29,14 +30,18 @@ __all__ = ["ProvenanceStore"]
 class ProvenanceStore:
     """A map tuple → non-false formula with a variable → tuples index."""
 
-    __slots__ = ("manager", "data", "index", "dirty", "implies")
+    __slots__ = ("manager", "data", "index", "dirty", "implies", "journal", "keys")
 
     def __init__(self, manager: ProvenanceManager) -> None:
         self.manager = manager
         self.implies = implication_test(manager)
+        self.keys = support_keys(manager)
         self.data: dict[tuple, Formula] = {}
-        self.index: dict[str, set[tuple]] = {}
+        self.index: dict[Hashable, set[tuple]] = {}  # variable key (support.py) → entries
         self.dirty: set[tuple] = set()  # changed since the index was last brought up to date
+        #: while tracking: key → whether it was present when tracking started (keys that came
+        #: or went since; see :meth:`track_membership`)
+        self.journal: dict[tuple, bool] | None = None
 
     # -- mapping protocol ---------------------------------------------------------------------
     def __contains__(self, key: object) -> bool:
@@ -57,12 +62,39 @@ class ProvenanceStore:
     def items(self) -> Iterable[tuple[tuple, Formula]]:
         return self.data.items()
 
+    # -- membership tracking (a batch's view delta in proportion to what changed) -----------
+    def track_membership(self) -> None:
+        """Start recording the keys that enter or leave the store.
+
+        >>> from aspen.provenance import ProvenanceManager
+        >>> m = ProvenanceManager(backend="python")
+        >>> s = ProvenanceStore(m)
+        >>> _ = s.add(("a",), m.var("x"))
+        >>> s.track_membership()
+        >>> _ = s.add(("b",), m.var("y")); _ = s.restrict({"x"})
+        >>> sorted(s.membership_changes().items())
+        [(('a',), True), (('b',), False)]
+        """
+        self.journal = {}
+
+    def membership_changes(self) -> dict[tuple, bool]:
+        """Stop tracking; return key → whether it was present when tracking started, for every
+        key that entered or left meanwhile (it may have come back: compare with the store)."""
+        journal, self.journal = self.journal or {}, None
+        return journal
+
+    def note_new(self, key: tuple) -> None:
+        """Record that ``key`` (absent until now) enters; for callers writing :attr:`data`."""
+        if self.journal is not None and key not in self.journal:
+            self.journal[key] = False
+
     # -- updates ------------------------------------------------------------------------------
-    def _refresh_index(self) -> None:
-        """Index the supports of the entries changed since the last restriction (lazily: a
-        build ORs many derivations into one entry; its support is computed once)."""
+    def refresh_index(self) -> int:
+        """Index the supports of the entries changed since the last restriction (done lazily by
+        :meth:`restrict`: a build ORs many derivations into one entry, whose support is then
+        computed once). Returns how many entries were indexed."""
         index = self.index
-        support = self.manager.bdd.support
+        support = self.keys.of_formula
         data = self.data
         for key in self.dirty:
             formula = data.get(key)
@@ -74,7 +106,9 @@ class ProvenanceStore:
                     index[name] = {key}
                 else:
                     bucket.add(key)
+        count = len(self.dirty)
         self.dirty.clear()
+        return count
 
     def add(self, key: tuple, pv: Formula) -> tuple[Formula | None, Formula]:
         """OR ``pv`` into the entry of ``key``; return (old or None, new)."""
@@ -82,6 +116,8 @@ class ProvenanceStore:
         if old is None:
             self.data[key] = pv
             self.dirty.add(key)
+            if self.journal is not None:
+                self.note_new(key)
             return None, pv
         if self.implies(pv, old):
             return old, old  # absorbed (tested without building the OR)
@@ -92,14 +128,22 @@ class ProvenanceStore:
 
     def set(self, key: tuple, formula: Formula) -> None:
         """Replace the entry of ``key`` (``formula`` must not be false)."""
+        if self.journal is not None and key not in self.data:
+            self.note_new(key)
         self.data[key] = formula
         self.dirty.add(key)
 
     def pop(self, key: tuple) -> Formula | None:
         """Remove and return the entry of ``key`` (index entries go stale, harmlessly)."""
-        return self.data.pop(key, None)
+        old = self.data.pop(key, None)
+        if old is not None and self.journal is not None:
+            self.journal.setdefault(key, True)
+        return old
 
     def clear(self) -> None:
+        if self.journal is not None:
+            for key in self.data:
+                self.journal.setdefault(key, True)
         self.data.clear()
         self.index.clear()
         self.dirty.clear()
@@ -111,15 +155,16 @@ class ProvenanceStore:
         removed from the store (``new`` is then the false formula).
         """
         if self.dirty:
-            self._refresh_index()
-        dead = [name for name in dead if name in self.index]
-        if not dead:
+            self.refresh_index()
+        dead = list(dead)
+        indexed = [key for key in self.keys.of_names(dead) if key in self.index]
+        if not indexed:
             return []
         keys: set[tuple] = set()
-        for name in dead:
-            keys |= self.index.pop(name)
+        for key in indexed:
+            keys |= self.index.pop(key)
         manager = self.manager
-        values = {name: False for name in dead}
+        values = {name: False for name in dead if manager.has_var(name)}
         let = manager.bdd.let
         false = manager.false
         changed: list[tuple[tuple, Formula, Formula]] = []
@@ -133,6 +178,8 @@ class ProvenanceStore:
                 continue
             if new == false:
                 del data[key]
+                if self.journal is not None:
+                    self.journal.setdefault(key, True)
             else:
                 data[key] = new
             changed.append((key, old, new))

@@ -1,0 +1,81 @@
+"""CUDD functions that ``dd.cudd`` (0.6) does not expose, called through ``ctypes``.
+
+The loaded ``dd.cudd`` extension carries the whole CUDD library, so its symbols can be bound
+with ``ctypes``; what is needed besides is the ``DdManager *`` of a ``dd.cudd.BDD`` and the
+``DdNode *`` of a ``Function``, read from the extension's object layout. The layout is checked on
+live objects before use (the manager pointer read from a ``Function`` must equal the one read
+from its ``BDD``, and the node pointer must equal ``int(f) - 2``); any mismatch, or the
+pure-Python backend, gives ``None`` and the callers fall back to portable code.
+
+>>> from aspen.provenance import ProvenanceManager
+>>> cudd_handle(ProvenanceManager(backend="python")) is None
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aspen.provenance.bdd import ProvenanceManager
+
+__all__ = ["CuddHandle", "cudd_handle"]
+
+_WORD = ctypes.sizeof(ctypes.c_void_p)
+
+
+def _read_word(address: int, offset: int) -> int:
+    return ctypes.c_void_p.from_address(address + offset).value or 0
+
+
+@dataclass(frozen=True)
+class CuddHandle:
+    """The CUDD library of a manager and its ``DdManager *`` (a node is ``int(f) - 2``)."""
+
+    library: Any
+    manager: int
+
+    def function(self, name: str, argtypes: Sequence[Any], restype: Any) -> Any:
+        """Bind the CUDD function ``name`` with its C signature."""
+        func = getattr(self.library, name)
+        func.argtypes = tuple(argtypes)
+        func.restype = restype
+        return func
+
+
+def cudd_handle(manager: ProvenanceManager) -> CuddHandle | None:
+    """The checked :class:`CuddHandle` of ``manager``'s ``dd.cudd`` BDD, or None."""
+    cached = getattr(manager, "_aspen_cudd_handle", False)
+    if cached is not False:
+        return cached
+    handle = _probe(manager)
+    try:
+        manager._aspen_cudd_handle = handle  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return handle
+
+
+def _probe(manager: ProvenanceManager) -> CuddHandle | None:
+    try:
+        import dd.cudd as cudd_module
+
+        bdd = manager.bdd
+        if not isinstance(bdd, cudd_module.BDD):
+            return None
+        probe = bdd.true
+        # cdef class BDD: PyObject_HEAD, vtab, DdManager *manager, ...
+        # cdef class Function: PyObject_HEAD, vtab, __weakref__, BDD bdd, DdManager *manager, node
+        head = 2 * _WORD
+        mgr = _read_word(id(bdd), head + _WORD)
+        if _read_word(id(probe), head + 2 * _WORD) != id(bdd):
+            return None
+        if mgr == 0 or _read_word(id(probe), head + 3 * _WORD) != mgr:
+            return None
+        if _read_word(id(probe), head + 4 * _WORD) != int(probe) - 2:
+            return None
+        return CuddHandle(ctypes.CDLL(cudd_module.__file__), mgr)
+    except Exception:  # noqa: BLE001 - any surprise: use the portable code
+        return None

@@ -1,0 +1,99 @@
+"""The support of a formula (the variables it mentions) as the keys of the deletion index.
+
+A deletion restricts only the entries whose formula may mention a dead variable; the stores
+find them through an index variable → entries, built from formula supports
+(:class:`~aspen.engine.operators.store.ProvenanceStore`). Building it is the bulk of the first
+deletion after a large build (every entry's support, tens of millions of variables at 1,000
+nodes), and ``dd.cudd``'s ``support`` turns each variable into its Python name. For a CUDD
+manager this module calls ``Cudd_SupportIndices`` instead (:mod:`aspen.engine.cudd_native`) and
+keys the index by CUDD variable index (stable under reordering); measured on the 1,000-node
+``reachable`` state (5.1 M entries, 71 M support variables): ≈45 s instead of ≈215 s. With the
+pure-Python backend the keys are the names.
+
+>>> from aspen.provenance import ProvenanceManager
+>>> m = ProvenanceManager(backend="python")
+>>> keys = support_keys(m)
+>>> f = m.and_(m.var("x"), m.var("y"))
+>>> sorted(keys.of_formula(f)) == sorted(keys.of_names(["x", "y"]))
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+
+from aspen.engine.cudd_native import cudd_handle
+from aspen.provenance.bdd import Formula, ProvenanceManager
+
+__all__ = ["SupportKeys", "support_keys"]
+
+
+@dataclass(frozen=True)
+class SupportKeys:
+    """How a manager names the variables of the deletion index."""
+
+    #: the index keys of the variables ``formula`` mentions
+    of_formula: Callable[[Formula], Iterable[Hashable]]
+    #: the index keys of the named variables (unknown names are left out)
+    of_names: Callable[[Iterable[str]], list[Hashable]]
+
+
+def support_keys(manager: ProvenanceManager) -> SupportKeys:
+    """The :class:`SupportKeys` of ``manager`` (CUDD indices when the native call is bound)."""
+    cached = getattr(manager, "_aspen_support_keys", None)
+    if cached is not None:
+        return cached
+    keys = _cudd_keys(manager)
+    if keys is None:  # not cached on the manager: its closures would hold the manager
+        return _name_keys(manager)
+    try:
+        manager._aspen_support_keys = keys  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return keys
+
+
+def _name_keys(manager: ProvenanceManager) -> SupportKeys:
+    def of_names(names: Iterable[str]) -> list[Hashable]:
+        return [name for name in names if manager.has_var(name)]
+
+    return SupportKeys(manager.bdd.support, of_names)
+
+
+def _cudd_keys(manager: ProvenanceManager) -> SupportKeys | None:
+    handle = cudd_handle(manager)
+    if handle is None:
+        return None
+    int_array = ctypes.POINTER(ctypes.c_int)
+    try:
+        indices_of = handle.function("Cudd_SupportIndices",
+                                     (ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(int_array)),
+                                     ctypes.c_int)
+        free = ctypes.CDLL(None).free
+        free.argtypes = (ctypes.c_void_p,)
+        free.restype = None
+    except (AttributeError, OSError):
+        return None
+    mgr = handle.manager
+    out = int_array()
+    out_ref = ctypes.byref(out)
+    index_of_var = manager.bdd._index_of_var  # name → CUDD index
+
+    def of_formula(formula: Formula) -> list[int]:
+        count = indices_of(mgr, int(formula) - 2, out_ref)
+        if count < 0:
+            raise MemoryError("CUDD ran out of memory computing a support")
+        indices = out[:count] if count else []
+        free(out)
+        return indices
+
+    def of_names(names: Iterable[str]) -> list[Hashable]:
+        return [index_of_var[name] for name in names if name in index_of_var]
+
+    # behavioural check without declaring variables: constants have an empty support (the
+    # engine's tests, which run on CUDD, check real supports through every deletion)
+    if of_formula(manager.true) or of_formula(manager.false):
+        return None
+    return SupportKeys(of_formula, of_names)
