@@ -75,3 +75,20 @@ def test_insertions_and_orders_are_consistent(results: tuple[Path, dict]) -> Non
     multi = data["experiments"]["aggsel"]["dense/multi"]["result"]
     single = data["experiments"]["aggsel"]["dense/single"]["result"]
     assert multi["view_tuples"]["cheapest_path"] == single["view_tuples"]["cheapest_path"]
+
+
+def test_paper_experiments_are_repeated_with_confidence_intervals(
+        results: tuple[Path, dict]) -> None:
+    out, data = results
+    rep = data["experiments"]["deletions"]["dred"]["repeats"]
+    assert rep["n"] == rep["asked"] == 2
+    build = rep["timings"]["schemes/dred/build_s"]
+    assert build["min"] <= build["mean"] <= build["max"] and build["ci95"] >= 0
+    assert "peers" not in {g for g in data["experiments"] if "repeats" in data["experiments"][g]}
+    assert "## Repeats" in (out / "summary.md").read_text()
+
+
+def test_peak_memory_is_recorded(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    peers = data["experiments"]["peers"]
+    assert peers["peak_rss_mb"] > 10  # an interpreter with networkx and DuckDB loaded

@@ -133,6 +133,28 @@ def _overrides(timeouts: dict[str, float]) -> str:
     return "".join(f", {group} {seconds:.0f} s" for group, seconds in timeouts.items())
 
 
+def _repeats_table(experiments: dict[str, Any]) -> list[str]:
+    """Mean ± 95 % CI half-width of every timing of the experiments that were repeated."""
+    rows = []
+    for name, rec in _records(experiments):
+        rep = rec.get("repeats")
+        if not rep:
+            continue
+        counts = "equal" if rep["counts_equal"] else "**differ**"
+        for path, st in rep["timings"].items():
+            rows.append(f"| {name} | {path} | {rep['n']} of {rep['asked']} | {_fmt(st['mean'])} "
+                        f"± {_fmt(st['ci95'])} | {_fmt(st['min'])}–{_fmt(st['max'])} | "
+                        f"{counts} |")
+    if not rows:
+        return []
+    return ["", "## Repeats (mean ± 95 % confidence half-width, Student's t)", "",
+            "Runs that finished once were repeated, each in its own process; a timeout is not "
+            "repeated. The tables above show the first run. Counts (messages, tuples) are "
+            "compared across the runs.", "",
+            "| experiment | timing | runs | mean ± CI | range | counts across runs |",
+            "|---|---|---|---|---|---|", *rows]
+
+
 def _summary(results: dict[str, Any], pngs: list[str], png_note: str) -> str:
     m = results["machine"]
     lines = [
@@ -149,11 +171,12 @@ def _summary(results: dict[str, Any], pngs: list[str], png_note: str) -> str:
         met = {True: "yes", False: "**no**", None: "n/a"}[t["met"]]
         lines.append(f"| {t['target']} | {_fmt(t['measured'])} | {met} | {t['note']} |")
     lines += [""] + _tables(results["experiments"])
-    lines += ["## Experiments", "", "| experiment | status | seconds | note |",
-              "|---|---|---|---|"]
+    lines += ["## Experiments", "", "| experiment | status | seconds | peak RSS MB | note |",
+              "|---|---|---|---|---|"]
     for name, rec in _records(results["experiments"]):
         lines.append(f"| {name} | {rec['status']} | {rec['seconds']:.1f} | "
-                     f"{rec.get('note', '')} |")
+                     f"{_fmt(rec.get('peak_rss_mb'))} | {rec.get('note', '')} |")
+    lines += _repeats_table(results["experiments"])
     lines += ["", "## Peer views checked against Aspen's view", ""]
     for name, rec in _records(results["experiments"]):
         res = rec.get("result") or {}

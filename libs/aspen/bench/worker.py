@@ -39,6 +39,10 @@ TASKS = ("paper.insertions", "paper.deletions", "paper.density", "paper.aggsel",
 SPARK_TASKS = ("spark_runtime.maintain_batches",)
 
 
+#: the worker writes its peak resident set size (MB) next to the result, in ``OUT + RSS_SUFFIX``
+RSS_SUFFIX = ".peak_rss_mb"
+
+
 def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
     """Run ``task(**kwargs)`` in a subprocess; ``{"status": ok|timeout|error, "seconds", ...}``."""
     if task not in TASKS:
@@ -69,8 +73,10 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]
             return {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
                     "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
+        rss = Path(f"{out}{RSS_SUFFIX}")
         return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
-                "result": json.loads(out.read_text())}
+                "result": json.loads(out.read_text()),
+                "peak_rss_mb": float(rss.read_text()) if rss.exists() else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     func = getattr(importlib.import_module(f"aspen.bench.{module_name}"), func_name)
     result = func(**arguments)
     Path(out).write_text(json.dumps(result))
+    import resource
+
+    # the Python process's peak resident set (KiB on Linux); a Spark task's JVM is not in it
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    Path(f"{out}{RSS_SUFFIX}").write_text(f"{peak_mb:.1f}")
     return 0
 
 

@@ -1,7 +1,7 @@
 """``aspen bench [--quick|--full] [--out DIR]``: run the benchmark suite (issue 5).
 
 ``--quick`` (default) takes under 3 minutes; ``--full`` runs every experiment at full size with a
-300 s cut-off per experiment (never part of ``make test``). Results (JSON, CSV, PNG, summary.md)
+300 s cut-off per experiment (never part of ``make test``); ``--only GROUP …`` runs a subset. Results (JSON, CSV, PNG, summary.md)
 go to ``--out`` (default ``results/bench``). See :mod:`aspen.bench.run`.
 
 >>> from aspen.cli.main import build_parser
@@ -17,6 +17,10 @@ import sys
 
 from aspen.settings import Settings
 
+#: the experiment groups of :func:`aspen.bench.run.plan` (``--only``)
+GROUPS = ("insertions", "deletions", "density", "aggsel", "order", "peers", "ladder",
+          "peers-1000", "spark-runtime")
+
 __all__ = ["mode_of", "register", "run"]
 
 
@@ -28,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="the full suite: paper sizes, scale ladder, 300 s cut-off each")
     group.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the test's mode
     p.add_argument("--out", default="results/bench", help="results folder (default results/bench)")
+    p.add_argument("--only", nargs="+", metavar="GROUP", choices=GROUPS,
+                   help=f"run only these experiment groups ({', '.join(GROUPS)})")
     p.set_defaults(func=run)
 
 
@@ -39,7 +45,8 @@ def mode_of(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.bench.run import run_bench
 
-    summary = run_bench(mode_of(args), args.out, log=lambda line: print(line, file=sys.stderr))
+    summary = run_bench(mode_of(args), args.out, log=lambda line: print(line, file=sys.stderr),
+                        only=args.only)
     print(summary.read_text())
     print(f"results written to {summary.parent}")
     return 0
