@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from aspen.provenance.bdd import ProvenanceManager
@@ -36,6 +37,11 @@ class CuddHandle:
 
     library: Any
     manager: int
+
+    @cached_property
+    def cofactor(self) -> Any:
+        """``Cudd_Cofactor(manager, f, cube) -> DdNode *`` (unreferenced; NULL on failure)."""
+        return self.function("Cudd_Cofactor", (ctypes.c_void_p,) * 3, ctypes.c_void_p)
 
     def function(self, name: str, argtypes: Sequence[Any], restype: Any) -> Any:
         """Bind the CUDD function ``name`` with its C signature."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from aspen.engine.cudd_native import cudd_handle
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
-__all__ = ["SupportKeys", "support_keys"]
+__all__ = ["SupportKeys", "restriction", "support_keys"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +97,36 @@ def _cudd_keys(manager: ProvenanceManager) -> SupportKeys | None:
     if of_formula(manager.true) or of_formula(manager.false):
         return None
     return SupportKeys(of_formula, of_names)
+
+
+def restriction(manager: ProvenanceManager, dead: Iterable[str]) -> Callable[[Formula], Formula]:
+    """A function ``f ↦ f[dead := false]`` (decision 1), built once per deletion.
+
+    ``dd.cudd``'s ``let`` builds the cube of the assignment again on every call (an array as long
+    as the manager has variables); for a CUDD manager the cube is built once here and each
+    formula is cofactored by ``Cudd_Cofactor`` through ``ctypes`` (its result is referenced by
+    ``BDD._add_int``, as ``let`` does, before any other CUDD call can collect it).
+
+    >>> from aspen.provenance import ProvenanceManager
+    >>> m = ProvenanceManager(backend="python")
+    >>> f = m.or_(m.and_(m.var("x"), m.var("y")), m.var("z"))
+    >>> restriction(m, ["z"])(f) == m.and_(m.var("x"), m.var("y"))
+    True
+    """
+    values = {name: False for name in dead if manager.has_var(name)}
+    bdd = manager.bdd
+    handle = cudd_handle(manager)
+    if handle is None or not values:
+        return lambda formula: bdd.let(values, formula) if values else formula
+    cofactor = handle.cofactor
+    cube = bdd.cube(values)  # kept alive by the closure while it is used
+    mgr, cube_node, add_int = handle.manager, int(cube) - 2, bdd._add_int
+
+    def restrict(formula: Formula) -> Formula:
+        node = cofactor(mgr, int(formula) - 2, cube_node)
+        if not node:
+            raise MemoryError("CUDD could not cofactor a formula")
+        return add_int(node + 2)
+
+    return restrict
+

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator
 
 from aspen.engine.implication import implication_test
-from aspen.engine.support import support_keys
+from aspen.engine.support import restriction, support_keys
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
 __all__ = ["ProvenanceStore"]
@@ -164,8 +164,7 @@ class ProvenanceStore:
         for key in indexed:
             keys |= self.index.pop(key)
         manager = self.manager
-        values = {name: False for name in dead if manager.has_var(name)}
-        let = manager.bdd.let
+        restrict = restriction(manager, dead)
         false = manager.false
         changed: list[tuple[tuple, Formula, Formula]] = []
         data = self.data
@@ -173,7 +172,7 @@ class ProvenanceStore:
             old = data.get(key)
             if old is None:
                 continue
-            new = let(values, old)
+            new = restrict(old)
             if new == old:
                 continue
             if new == false:
