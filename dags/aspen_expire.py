@@ -10,25 +10,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import dag, get_current_context, task
 
-from aspen.pipeline.launch import lake_param, run_spark_job, schedule_from_env
+from aspen.pipeline.launch import dag_arguments, lake_param, run_spark_job, schedule_from_env
 
 DAG_ID = "aspen_expire"
 
 
-@dag(
-    dag_id=DAG_ID,
-    schedule=schedule_from_env("ASPEN_EXPIRE_SCHEDULE", "*/5 * * * *"),
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
-    default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
-    params={"lake": Param(None, type=["null", "string"], description="lake root (path or URI)")},
-    tags=["aspen"],
-    doc_md=__doc__,
-)
+@dag(**dag_arguments(DAG_ID, __doc__, schedule_from_env("ASPEN_EXPIRE_SCHEDULE", "*/5 * * * *"),
+                     retries=2, retry_delay=timedelta(seconds=30)))
 def aspen_expire() -> None:
     @task
     def expire() -> None:

@@ -11,30 +11,20 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-import pendulum
 from airflow.sdk import Param, dag, get_current_context, task
 
-from aspen.pipeline.launch import lake_param, run_spark_job, schedule_from_env
+from aspen.pipeline.launch import dag_arguments, lake_param, run_spark_job, schedule_from_env
 
 DAG_ID = "aspen_housekeeping"
 
 
-@dag(
-    dag_id=DAG_ID,
-    schedule=schedule_from_env("ASPEN_HOUSEKEEPING_SCHEDULE", "@daily"),
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
-    default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
-    params={
-        "lake": Param(None, type=["null", "string"], description="lake root (path or URI)"),
-        "retain_hours": Param(float(os.environ.get("ASPEN_RETAIN_HOURS", "168")),
-                              type="number", minimum=0,
-                              description="history VACUUM keeps (time-travel window)"),
-    },
-    tags=["aspen"],
-    doc_md=__doc__,
-)
+@dag(**dag_arguments(
+    DAG_ID, __doc__, schedule_from_env("ASPEN_HOUSEKEEPING_SCHEDULE", "@daily"),
+    retries=1, retry_delay=timedelta(minutes=5),
+    params={"retain_hours": Param(float(os.environ.get("ASPEN_RETAIN_HOURS", "168")),
+                                  type="number", minimum=0,
+                                  description="history VACUUM keeps (time-travel window)")},
+))
 def aspen_housekeeping() -> None:
     @task
     def optimize_and_vacuum() -> None:

@@ -26,11 +26,13 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import pendulum
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from aspen.pipeline.launch import (
+    dag_arguments,
+    spark_submit_command,  # noqa: F401 - part of this DAG's API
+)
 from aspen.pipeline.launch import run_spark_job as _spark_submit
-from aspen.pipeline.launch import spark_submit_command  # noqa: F401 - part of this DAG's API
 from aspen.settings import DEFAULT_LAKE, Settings
 
 DAG_ID = "aspen_pipeline"
@@ -92,16 +94,10 @@ def inbox_files(inbox: Path) -> list[Path]:
     return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
 
 
-@dag(
-    dag_id=DAG_ID,
-    schedule=_schedule(),
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,  # one writer per table at a time
-    default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
+@dag(**dag_arguments(
+    DAG_ID, __doc__, _schedule(), retries=2, retry_delay=timedelta(seconds=30),
     dagrun_timeout=timedelta(hours=1),
     params={
-        "lake": Param(None, type=["null", "string"], description="lake root (path or URI)"),
         "inbox": Param(None, type=["null", "string"], description="folder of update files"),
         "partitions": Param(
             int(os.environ.get("ASPEN_PARTITIONS", "4")), type="integer", minimum=1,
@@ -116,9 +112,7 @@ def inbox_files(inbox: Path) -> list[Path]:
                         "(partitions as query nodes); see docs/decisions.md",
         ),
     },
-    tags=["aspen"],
-    doc_md=__doc__,
-)
+))
 def aspen_pipeline() -> None:
     @task(outlets=[UPDATES, QUARANTINE])
     def ingest() -> list[str]:

@@ -11,8 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from aspen.errors import AspenError
-from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.spark.job import lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -23,28 +22,15 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["--lake", "/tmp/l"]).lake
     '/tmp/l'
     """
-    parser = argparse.ArgumentParser(prog="apply", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
-    )
-    return parser
+    return lake_parser("apply", __doc__.splitlines()[0])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Apply pending batches; return the process exit code."""
-    args = build_parser().parse_args(argv)
-    try:
-        settings = Settings(lake=args.lake) if args.lake else Settings()
-        from aspen.lake.apply import apply_pending
-        from aspen.spark.session import get_spark
+    from aspen.lake.apply import apply_pending
 
-        report = apply_pending(get_spark("aspen-apply"), settings)
-    except AspenError as err:
-        print(f"apply: {err}", file=sys.stderr)
-        return 2
-    for line in report.lines():
-        print(f"apply: {line}")
-    return 0
+    return run_lake_job("apply", build_parser().parse_args(argv),
+                        lambda spark, settings: apply_pending(spark, settings).lines())
 
 
 if __name__ == "__main__":

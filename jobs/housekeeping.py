@@ -9,8 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from aspen.errors import AspenError
-from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.spark.job import lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -23,10 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from aspen.lake.housekeeping import DEFAULT_RETAIN_HOURS
 
-    parser = argparse.ArgumentParser(prog="housekeeping", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
-    )
+    parser = lake_parser("housekeeping", __doc__.splitlines()[0])
     parser.add_argument("--retain-hours", type=float, default=DEFAULT_RETAIN_HOURS,
                         help="history VACUUM keeps (the time-travel window; default 168)")
     return parser
@@ -34,19 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Keep the lake's tables; return the process exit code."""
-    args = build_parser().parse_args(argv)
-    try:
-        settings = Settings(lake=args.lake) if args.lake else Settings()
-        from aspen.lake.housekeeping import housekeep
-        from aspen.spark.session import get_spark
+    from aspen.lake.housekeeping import housekeep
 
-        report = housekeep(get_spark("aspen-housekeeping"), settings, args.retain_hours)
-    except AspenError as err:
-        print(f"housekeeping: {err}", file=sys.stderr)
-        return 2
-    for line in report.lines():
-        print(f"housekeeping: {line}")
-    return 0
+    args = build_parser().parse_args(argv)
+    return run_lake_job("housekeeping", args, lambda spark, settings: housekeep(
+        spark, settings, args.retain_hours).lines())
 
 
 if __name__ == "__main__":

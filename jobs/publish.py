@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-from aspen.errors import AspenError
-from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.settings import Settings
+from aspen.spark.job import lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -23,29 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["--lake", "/tmp/l"]).lake
     '/tmp/l'
     """
-    parser = argparse.ArgumentParser(prog="publish", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
-    )
-    return parser
+    return lake_parser("publish", __doc__.splitlines()[0])
+
+
+def _publish(spark: Any, settings: Settings) -> Iterator[str]:
+    from aspen.lake.summary import publish_summary
+
+    rows = publish_summary(spark, settings)
+    yield f"summary of {len(rows)} table(s) written to {settings.table_uri('summary')}"
+    for row in rows:
+        yield f"  {row.name}: version {row.version}, {row.row_count} row(s)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Publish the summary; return the process exit code."""
-    args = build_parser().parse_args(argv)
-    try:
-        settings = Settings(lake=args.lake) if args.lake else Settings()
-        from aspen.lake.summary import publish_summary
-        from aspen.spark.session import get_spark
-
-        rows = publish_summary(get_spark("aspen-publish"), settings)
-    except AspenError as err:
-        print(f"publish: {err}", file=sys.stderr)
-        return 2
-    print(f"publish: summary of {len(rows)} table(s) written to {settings.table_uri('summary')}")
-    for row in rows:
-        print(f"  {row.name}: version {row.version}, {row.row_count} row(s)")
-    return 0
+    return run_lake_job("publish", build_parser().parse_args(argv), _publish)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 
 from aspen.pipeline.deltars import write_table
@@ -141,20 +142,6 @@ def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-@pytest.fixture
-def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "no-lake-here"
-    monkeypatch.setenv("ASPEN_LAKE", str(root))
-    return root
-
-
-def _page(path: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    app.switch_page(path).run()
-    assert not app.exception, app.exception
-    return app
-
-
 def _dot(app: AppTest) -> str:
     (chart,) = app.get("graphviz_chart")
     return chart.proto.spec
@@ -177,7 +164,7 @@ def _dashed(dot: str) -> set[tuple[str, str, str]]:
 
 
 def test_network_draws_recent_deaths_dashed_beside_live_links(lake: Path) -> None:
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     assert app.slider(key="network_recent").value == 3
     dot = _dot(app)
     for src, dst, cost in [("a", "b", "1"), ("b", "c", "2"), ("a", "c", "5")]:
@@ -207,14 +194,14 @@ def test_network_draws_recent_deaths_dashed_beside_live_links(lake: Path) -> Non
 def test_network_slider_sets_how_many_batches_back(
     lake: Path, count: int, expected: set[tuple[str, str, str]]
 ) -> None:
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     app.slider(key="network_recent").set_value(count).run()
     assert not app.exception, app.exception
     assert _dashed(_dot(app)) == expected
 
 
 def test_network_node_filter_applies_to_dead_links_too(lake: Path) -> None:
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     node = app.selectbox[0]
     assert node.options == ["(all nodes)", "a", "b", "c", "d"]  # d has only dead links
     node.select("d").run()
@@ -234,13 +221,13 @@ def test_network_window_counts_ingest_batches_not_deaths(lake: Path) -> None:
     settings = Settings(lake=str(lake))
     write_table(settings, "ingest_files", pd.DataFrame({"source": ["f5", "f6"],
                                                         "batch_id": [5, 6]}), mode="append")
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     assert _dashed(_dot(app)) == {("d", "a", "gray55")}
 
 
 def test_network_without_ingest_files_uses_the_registry_batches(lake: Path) -> None:
     shutil.rmtree(lake / "ingest_files")
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55")}
 
 
@@ -249,7 +236,7 @@ def test_network_with_no_live_link_still_draws_the_dead_ones(lake: Path) -> None
     no_links = pd.DataFrame({"src": pd.Series(dtype=str), "dst": pd.Series(dtype=str),
                              "cost": pd.Series(dtype=float)})
     write_table(settings, "link", _instances(no_links, []))
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     assert len(app.info) == 1 and "no live links" in app.info[0].value
     # with b→c no longer live, its instance deleted in batch 4 is a recent death too
     assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55"), ("b", "c", "red")}
@@ -257,7 +244,7 @@ def test_network_with_no_live_link_still_draws_the_dead_ones(lake: Path) -> None
 
 def test_network_without_registry_shows_live_links_and_says_why(lake: Path) -> None:
     shutil.rmtree(lake / "variables")
-    app = _page(NETWORK)
+    app = open_page(NETWORK)
     assert not app.slider and not app.warning and not app.error
     assert _dashed(_dot(app)) == set()
     assert any("No `variables` registry yet" in c.value for c in app.caption)
@@ -280,13 +267,13 @@ def _lost(app: AppTest) -> dict[str, int]:
 
 
 def test_what_if_offers_the_live_sensors(lake: Path) -> None:
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     assert app.multiselect(key="whatif_sensors").options == ["s1", "s2", "s3", "s4", "s5", "s6"]
     assert set(app.multiselect(key="whatif_links").options) == {"a→b", "b→c", "a→c"}
 
 
 def test_what_if_failing_s2_loses_only_that_member(lake: Path) -> None:
-    app = _simulate(_page(WHAT_IF), ["s2"])
+    app = _simulate(open_page(WHAT_IF), ["s2"])
     assert _lost(app) == {"reachable": 0, "active_region": 1}  # s3 stays through s4
     regions = _frame(app, "region")
     assert regions.values.tolist() == [["r1", 4, 1, 3, False, "s2"]]
@@ -297,7 +284,7 @@ def test_what_if_failing_s2_loses_only_that_member(lake: Path) -> None:
 
 
 def test_what_if_failing_both_chains_cuts_s3_off(lake: Path) -> None:
-    app = _simulate(_page(WHAT_IF), ["s2", "s4"])
+    app = _simulate(open_page(WHAT_IF), ["s2", "s4"])
     regions = _frame(app, "region").set_index("region")
     assert regions.loc["r1", "size"] == 4 and regions.loc["r1", "size after"] == 1
     assert regions.loc["r1", "members lost"] == "s2, s3, s4"
@@ -308,7 +295,7 @@ def test_what_if_failing_both_chains_cuts_s3_off(lake: Path) -> None:
 
 
 def test_what_if_failing_a_seed_loses_its_whole_region(lake: Path) -> None:
-    app = _simulate(_page(WHAT_IF), ["s5"])
+    app = _simulate(open_page(WHAT_IF), ["s5"])
     regions = _frame(app, "region")
     assert regions.values.tolist() == [["r2", 1, 1, 0, True, "s5"]]
     assert any("gone entirely: r2" in m.value for m in app.markdown)
@@ -317,7 +304,7 @@ def test_what_if_failing_a_seed_loses_its_whole_region(lake: Path) -> None:
 def test_what_if_untriggered_sensor_has_no_triggered_instance_and_loses_nothing(
     lake: Path,
 ) -> None:
-    app = _simulate(_page(WHAT_IF), ["s6"])
+    app = _simulate(open_page(WHAT_IF), ["s6"])
     assert not app.warning
     assert _lost(app) == {"reachable": 0, "active_region": 0}
     assert {m.label: m.value for m in app.metric}["Base variables deleted"] == "1"
@@ -328,13 +315,13 @@ def test_what_if_sensor_without_registry_instance_is_skipped_with_a_note(lake: P
     settings = Settings(lake=str(lake))
     extra = _instances(pd.DataFrame({"id": ["s9"]}), ["v99"])
     write_table(settings, "triggered", extra, mode="append")  # not in the registry
-    app = _simulate(_page(WHAT_IF), ["s9", "s2"])
+    app = _simulate(open_page(WHAT_IF), ["s9", "s2"])
     assert any("sensor(s) s9" in c.value and "skipped" in c.value for c in app.caption)
     assert _lost(app) == {"reachable": 0, "active_region": 1}
 
 
 def test_what_if_links_and_sensors_together(lake: Path) -> None:
-    app = _simulate(_page(WHAT_IF), ["s1"], ["b→c"])
+    app = _simulate(open_page(WHAT_IF), ["s1"], ["b→c"])
     assert _lost(app) == {"reachable": 1, "active_region": 4}
     regions = _frame(app, "region")
     assert regions.values.tolist() == [["r1", 4, 4, 0, True, "s1, s2, s3, s4"]]
@@ -343,7 +330,7 @@ def test_what_if_links_and_sensors_together(lake: Path) -> None:
 
 
 def test_what_if_node_still_works_beside_sensors(lake: Path) -> None:
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     app.selectbox(key="whatif_node").select("a").run()
     app.button[0].click().run()
     assert not app.exception, app.exception
@@ -352,7 +339,7 @@ def test_what_if_node_still_works_beside_sensors(lake: Path) -> None:
 
 def test_what_if_with_sensors_only(lake: Path) -> None:
     shutil.rmtree(lake / "link")
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     assert app.multiselect(key="whatif_links").options == []
     assert not app.warning and not app.error
     _simulate(app, ["s3"])
@@ -362,7 +349,7 @@ def test_what_if_with_sensors_only(lake: Path) -> None:
 def test_what_if_with_registry_but_nothing_to_delete(lake: Path) -> None:
     for name in ("link", "sensor", "triggered"):
         shutil.rmtree(lake / name)
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     assert len(app.info) == 1 and "No live links or sensors" in app.info[0].value
     assert not app.button
 
@@ -371,7 +358,7 @@ def test_what_if_with_registry_but_nothing_to_delete(lake: Path) -> None:
 
 
 def _why_member(region: str, sensor: str) -> AppTest:
-    app = _page(WHY)
+    app = open_page(WHY)
     assert app.selectbox[0].options == ["reachable", "active_region"]
     app.selectbox[0].select("active_region").run()
     assert app.selectbox[1].label == "region" and app.selectbox[1].options == ["r1", "r2"]
@@ -412,7 +399,7 @@ def test_why_region_member_without_positions_still_lists_the_chain(lake: Path) -
 
 
 def test_why_pairs_still_work(lake: Path) -> None:
-    app = _page(WHY)
+    app = open_page(WHY)
     app.selectbox[1].select("a").run()
     app.selectbox[2].select("c").run()
     assert not app.exception, app.exception
@@ -421,7 +408,7 @@ def test_why_pairs_still_work(lake: Path) -> None:
 
 def test_why_view_table_without_its_columns_is_a_warning(lake: Path) -> None:
     write_table(Settings(lake=str(lake)), "active_region", pd.DataFrame({"region": ["r1"]}))
-    app = _page(WHY)
+    app = open_page(WHY)
     app.selectbox[0].select("active_region").run()
     assert not app.exception, app.exception
     assert any("cannot read `active_region`" in w.value for w in app.warning)
@@ -432,7 +419,7 @@ def test_why_view_table_without_its_columns_is_a_warning(lake: Path) -> None:
 
 @pytest.mark.parametrize("page", [NETWORK, WHY, WHAT_IF])
 def test_empty_lake_gives_one_plain_message(empty_lake: Path, page: str) -> None:
-    app = _page(page)
+    app = open_page(page)
     assert len(app.info) == 1 and "yet" in app.info[0].value
     assert not app.error and not app.warning
 
@@ -440,7 +427,7 @@ def test_empty_lake_gives_one_plain_message(empty_lake: Path, page: str) -> None
 def test_why_with_registry_but_no_view_tables(lake: Path) -> None:
     for name in ("reachable", "active_region"):
         shutil.rmtree(lake / name)
-    app = _page(WHY)
+    app = open_page(WHY)
     assert len(app.info) == 1 and "No view tables yet" in app.info[0].value
 
 

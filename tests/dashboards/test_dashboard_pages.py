@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dashboard_apptest import open_page
 from deltalake import write_deltalake
-from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboards" / "app.py")
 PAGES = ("pages/overview.py", "pages/network.py", "pages/quarantine.py")
@@ -57,31 +57,16 @@ def small_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return lake
 
 
-@pytest.fixture
-def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    lake = tmp_path / "no-lake-here"
-    monkeypatch.setenv("ASPEN_LAKE", str(lake))
-    return lake
-
-
-def _page(path: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=30).run()
-    if path != PAGES[0]:
-        app.switch_page(path).run()
-    assert not app.exception, app.exception
-    return app
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_empty_lake_shows_a_message_not_a_traceback(empty_lake: Path, page: str) -> None:
-    app = _page(page)
+    app = open_page(None if page == PAGES[0] else page)
     assert len(app.info) == 1
     assert "yet" in app.info[0].value
     assert not app.error
 
 
 def test_overview_lists_versions_and_row_counts(small_lake: Path) -> None:
-    app = _page("pages/overview.py")
+    app = open_page("pages/overview.py")
     assert app.title[0].value == "Overview"
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Tables"] == "3"  # link, quarantine, summary
@@ -96,7 +81,7 @@ def test_overview_lists_versions_and_row_counts(small_lake: Path) -> None:
 
 
 def test_network_draws_live_links_and_filters_by_node(small_lake: Path) -> None:
-    app = _page("pages/network.py")
+    app = open_page("pages/network.py")
     metrics = {m.label: m.value for m in app.metric}
     assert metrics == {"Nodes": "3", "Links": "3"}  # two instances of a→b are one link
     dot = app.get("graphviz_chart")[0].proto.spec
@@ -113,13 +98,13 @@ def test_network_draws_live_links_and_filters_by_node(small_lake: Path) -> None:
 
 def test_network_with_an_empty_link_table(small_lake: Path) -> None:
     write_deltalake(str(small_lake / "link"), _links().iloc[:0], mode="overwrite")
-    app = _page("pages/network.py")
+    app = open_page("pages/network.py")
     assert len(app.info) == 1 and "no live links" in app.info[0].value
     assert not app.get("graphviz_chart")
 
 
 def test_quarantine_shows_records_and_reasons(small_lake: Path) -> None:
-    app = _page("pages/quarantine.py")
+    app = open_page("pages/quarantine.py")
     assert app.metric[0].value == "3"
     by_reason = app.dataframe[0].value.set_index("reason")["records"].to_dict()
     assert by_reason == {"missing relation": 2, "not valid JSON": 1}
@@ -129,7 +114,7 @@ def test_quarantine_shows_records_and_reasons(small_lake: Path) -> None:
 
 
 def test_a_new_commit_is_seen_on_rerun(small_lake: Path) -> None:
-    app = _page("pages/network.py")
+    app = open_page("pages/network.py")
     assert {m.label: m.value for m in app.metric}["Links"] == "3"
     extra = _links().iloc[:1].assign(src="d", dst="a", var="link#9")
     write_deltalake(str(small_lake / "link"), extra, mode="append")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
+from dashboard_apptest import open_page
 
 from aspen.pipeline.deltars import write_table
 from aspen.pipeline.view_tables import view_frame
@@ -57,30 +57,16 @@ def provenance_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return lake
 
 
-@pytest.fixture
-def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    lake = tmp_path / "no-lake-here"
-    monkeypatch.setenv("ASPEN_LAKE", str(lake))
-    return lake
-
-
-def _page(path: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=30).run()
-    app.switch_page(path).run()
-    assert not app.exception, app.exception
-    return app
-
-
 @pytest.mark.parametrize("page", [WHY, WHAT_IF])
 def test_empty_lake_shows_a_message_not_a_traceback(empty_lake: Path, page: str) -> None:
-    app = _page(page)
+    app = open_page(page)
     assert len(app.info) == 1
     assert "yet" in app.info[0].value
     assert not app.error and not app.warning
 
 
 def test_why_shows_both_witnesses_of_a_to_c_and_no_critical_link(provenance_lake: Path) -> None:
-    app = _page(WHY)
+    app = open_page(WHY)
     assert app.title[0].value == "Why"
     assert app.selectbox[0].options == ["reachable"]  # the only view table in this lake
     assert app.selectbox[1].options == ["a", "b"]
@@ -98,7 +84,7 @@ def test_why_shows_both_witnesses_of_a_to_c_and_no_critical_link(provenance_lake
 
 
 def test_why_of_a_single_link_names_it_critical(provenance_lake: Path) -> None:
-    app = _page(WHY)
+    app = open_page(WHY)
     app.selectbox[1].select("a").run()
     app.selectbox[2].select("b").run()
     assert len(app.dataframe[0].value) == 1
@@ -108,7 +94,7 @@ def test_why_of_a_single_link_names_it_critical(provenance_lake: Path) -> None:
 
 
 def test_what_if_deleting_b_to_c_loses_b_c_and_keeps_a_c(provenance_lake: Path) -> None:
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     assert app.title[0].value == "What if"
     assert set(app.multiselect[0].options) == {"a→b", "b→c", "a→c"}
     assert not app.dataframe  # nothing simulated before the button
@@ -126,7 +112,7 @@ def test_what_if_deleting_b_to_c_loses_b_c_and_keeps_a_c(provenance_lake: Path) 
 
 
 def test_what_if_deleting_node_b_loses_every_tuple_through_it(provenance_lake: Path) -> None:
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     app.selectbox[0].select("b").run()
     app.button[0].click().run()
     assert not app.exception, app.exception
@@ -135,7 +121,7 @@ def test_what_if_deleting_node_b_loses_every_tuple_through_it(provenance_lake: P
 
 
 def test_what_if_with_nothing_chosen_asks_for_a_choice(provenance_lake: Path) -> None:
-    app = _page(WHAT_IF)
+    app = open_page(WHAT_IF)
     app.button[0].click().run()
     assert not app.exception
     assert len(app.info) == 1 and "at least one" in app.info[0].value

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
-from aspen.cli.dashboard import app_path
 from aspen.pipeline.deltars import write_table
 from aspen.settings import Settings
 
@@ -79,20 +79,6 @@ def health_lake(provenance_lake: Path) -> Path:  # noqa: F811
     return provenance_lake
 
 
-@pytest.fixture
-def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    lake = tmp_path / "no-lake-here"
-    monkeypatch.setenv("ASPEN_LAKE", str(lake))
-    return lake
-
-
-def _page() -> AppTest:
-    app = AppTest.from_file(str(app_path()), default_timeout=60).run()
-    app.switch_page(HEALTH).run()
-    assert not app.exception, app.exception
-    return app
-
-
 def _numbers(app: AppTest) -> pd.DataFrame:
     for element in app.dataframe:
         if "wall_seconds" in element.value.columns:
@@ -101,7 +87,7 @@ def _numbers(app: AppTest) -> pd.DataFrame:
 
 
 def test_health_shows_committed_batches_with_their_totals(health_lake: Path) -> None:
-    app = _page()
+    app = open_page(HEALTH)
     assert app.title[0].value == "Pipeline health"
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Batches committed"] == "3"
@@ -118,7 +104,7 @@ def test_health_shows_committed_batches_with_their_totals(health_lake: Path) -> 
 
 
 def test_failed_expectations_come_first_under_a_red_banner(health_lake: Path) -> None:
-    app = _page()
+    app = open_page(HEALTH)
     (banner,) = app.error
     assert banner.value == "1 of 3 expectation(s) FAILED in batch 3."
     results = next(d.value for d in app.dataframe if "expectation" in d.value.columns)
@@ -131,14 +117,14 @@ def test_failed_expectations_come_first_under_a_red_banner(health_lake: Path) ->
 
 def test_all_expectations_passing_is_a_green_note(health_lake: Path) -> None:
     write_table(Settings(lake=str(health_lake)), "expectation_results", _results(failing=False))
-    app = _page()
+    app = open_page(HEALTH)
     assert not app.error
     assert app.success[0].value == "All 3 expectation(s) passed in batch 3."
 
 
 def test_missing_expectation_results_and_the_quarantine_link(health_lake: Path) -> None:
     shutil.rmtree(health_lake / "expectation_results")
-    app = _page()
+    app = open_page(HEALTH)
     assert [i.value for i in app.info] == [
         "No expectation results yet (the pipeline's expectations step writes them)."
     ]
@@ -148,7 +134,7 @@ def test_missing_expectation_results_and_the_quarantine_link(health_lake: Path) 
 
 
 def test_health_on_an_empty_lake_says_so(empty_lake: Path) -> None:
-    app = _page()
+    app = open_page(HEALTH)
     assert not app.error and not app.warning
     messages = [i.value for i in app.info]
     assert len(messages) == 2
@@ -159,14 +145,14 @@ def test_health_on_an_empty_lake_says_so(empty_lake: Path) -> None:
 
 def test_health_with_an_empty_ledger_says_a_batch_may_be_in_progress(health_lake: Path) -> None:
     write_table(Settings(lake=str(health_lake)), "ledger", _ledger().iloc[:0])
-    app = _page()
+    app = open_page(HEALTH)
     assert any("no committed batch yet" in i.value for i in app.info)
     assert not app.get("vega_lite_chart")
 
 
 def test_health_without_metrics_still_lists_the_batches(health_lake: Path) -> None:
     shutil.rmtree(health_lake / "metrics")
-    app = _page()
+    app = open_page(HEALTH)
     assert {m.label: m.value for m in app.metric}["Last wall time"] == "–"
     assert any("No `metrics` rows yet" in c.value for c in app.caption)
     assert _numbers(app)["wall_seconds"].isna().all()

@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
+from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
-from aspen.cli.dashboard import app_path
 from aspen.pipeline.deltars import write_table
 from aspen.pipeline.view_tables import VIEW_NAMES, view_frame
 from aspen.provenance.bdd import ProvenanceManager
@@ -86,13 +86,6 @@ def views_lake(provenance_lake: Path) -> Path:  # noqa: F811
 
 
 @pytest.fixture
-def empty_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    lake = tmp_path / "no-lake-here"
-    monkeypatch.setenv("ASPEN_LAKE", str(lake))
-    return lake
-
-
-@pytest.fixture
 def lake_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every table the pages read exists, with its schema, and no rows."""
     lake = tmp_path / "lake"
@@ -132,13 +125,6 @@ def lake_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return lake
 
 
-def _page(path: str) -> AppTest:
-    app = AppTest.from_file(str(app_path()), default_timeout=60).run()
-    app.switch_page(path).run()
-    assert not app.exception, app.exception
-    return app
-
-
 def _frame(app: AppTest, columns: list[str]) -> pd.DataFrame:
     """The first dataframe on the page with exactly these columns."""
     for element in app.dataframe:
@@ -148,7 +134,7 @@ def _frame(app: AppTest, columns: list[str]) -> pd.DataFrame:
 
 
 def test_reachable_pairs_filter_by_source_and_destination(views_lake: Path) -> None:
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     assert app.title[0].value == "Views"
     assert app.selectbox(key="reach_src").options == ["(any)", "a", "b", "c"]
     assert app.metric[0].label == "Reachable pairs shown" and app.metric[0].value == "3"
@@ -164,7 +150,7 @@ def test_reachable_pairs_filter_by_source_and_destination(views_lake: Path) -> N
 
 
 def test_shortest_paths_show_cost_hops_and_route(views_lake: Path) -> None:
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     assert app.selectbox(key="path_src").options == ["a", "b"]  # sources with a cheapest path
     app.selectbox(key="path_src").select("a").run()
     assert app.selectbox(key="path_dst").options == ["(all)", "b", "c"]
@@ -182,7 +168,7 @@ def test_shortest_paths_show_cost_hops_and_route(views_lake: Path) -> None:
 
 
 def test_sensor_regions_join_positions_and_triggered(views_lake: Path) -> None:
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     metrics = {m.label: m.value for m in app.metric}
     assert (metrics["Sensors"], metrics["Triggered"], metrics["Active regions"]) == ("4", "3", "2")
     placed = _frame(app, ["sensor", "x", "y", "region", "triggered"]).set_index("sensor")
@@ -200,7 +186,7 @@ def test_sensor_regions_join_positions_and_triggered(views_lake: Path) -> None:
 
 
 def test_views_on_an_empty_lake_say_so_in_every_tab(empty_lake: Path) -> None:
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     assert not app.error and not app.warning
     messages = [i.value for i in app.info]
     assert len(messages) == 3
@@ -212,7 +198,7 @@ def test_views_with_regions_missing_show_sensors_without_region(views_lake: Path
     import shutil
 
     shutil.rmtree(views_lake / "active_region")
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     assert any("No `active_region` view yet" in c.value for c in app.caption)
     placed = _frame(app, ["sensor", "x", "y", "region", "triggered"])
     assert set(placed["region"]) == {"(none)"}
@@ -220,13 +206,13 @@ def test_views_with_regions_missing_show_sensors_without_region(views_lake: Path
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_every_page_on_tables_that_exist_but_are_empty(lake_in_progress: Path, page: str) -> None:
-    app = _page(page)
+    app = open_page(page)
     assert not app.error
     assert app.info or app.caption, "the page should say that there is nothing yet"
 
 
 def test_a_table_without_the_expected_columns_is_a_warning(views_lake: Path) -> None:
     write_table(Settings(lake=str(views_lake)), "sensor", pd.DataFrame({"id": ["s1"]}))
-    app = _page(VIEWS)
+    app = open_page(VIEWS)
     assert any("cannot read `sensor`" in w.value for w in app.warning)
     assert app.metric[0].value == "3"  # the other tabs still work

@@ -30,7 +30,7 @@ from aspen.engine.batch import BaseFact
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import INS, Update
-from aspen.engine.runtime import LocalRuntime
+from aspen.engine.runtime import LocalRuntime, read_state_payload
 from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
@@ -217,12 +217,7 @@ class NodeRuntime(LocalRuntime):
         manager and decoded formulas when its segments are a prefix of the state's: only the
         segments appended since are decoded (a *warm* load; otherwise a cold one).
         """
-        try:
-            payload = pickle.loads(data)
-        except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state row
-            raise EngineError(f"cannot read node state: {err}") from err
-        if not isinstance(payload, dict) or payload.get("version") != _NODE_STATE_VERSION:
-            raise EngineError("not an Aspen node state (or an unsupported version)")
+        payload = read_state_payload(data, _NODE_STATE_VERSION, "node state")
         codec = None
         if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (
                 payload["me"], payload["partitions"], payload["views"], payload["choices"]):

@@ -50,7 +50,7 @@ from aspen.errors import EngineError, UnknownViewError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.views import VIEW_LAYOUTS, build_dataflow, check_views
 
-__all__ = ["LocalRuntime", "ViewDelta"]
+__all__ = ["LocalRuntime", "ViewDelta", "read_state_payload"]
 
 _STATE_VERSION = 2  # 2: formulas as one forest encoding
 
@@ -64,6 +64,22 @@ class ViewDelta:
 
     def __bool__(self) -> bool:
         return bool(self.inserted or self.deleted)
+
+
+def read_state_payload(data: bytes, version: int, what: str) -> dict[str, Any]:
+    """Unpickle state bytes written by Aspen (our own state rows and files only) and check their
+    version; :class:`EngineError` otherwise.
+
+    >>> read_state_payload(pickle.dumps({"version": 2, "x": 1}), 2, "state")["x"]
+    1
+    """
+    try:
+        payload = pickle.loads(data)
+    except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state
+        raise EngineError(f"cannot read {what}: {err}") from err
+    if not isinstance(payload, dict) or payload.get("version") != version:
+        raise EngineError(f"not an Aspen {what} (or an unsupported version)")
+    return payload
 
 
 def _membership_delta(stores: list[ProvenanceStore]) -> ViewDelta:
@@ -285,12 +301,7 @@ class LocalRuntime:
     @classmethod
     def load_state(cls, data: bytes, backend: str | None = None) -> LocalRuntime:
         """Rebuild a runtime from :meth:`dump_state` bytes (our own state files only: pickle)."""
-        try:
-            payload = pickle.loads(data)
-        except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state file
-            raise EngineError(f"cannot read runtime state: {err}") from err
-        if not isinstance(payload, dict) or payload.get("version") != _STATE_VERSION:
-            raise EngineError("not an Aspen local-runtime state (or an unsupported version)")
+        payload = read_state_payload(data, _STATE_VERSION, "local-runtime state")
         rt = cls(views=payload["views"], partitions=payload["partitions"], backend=backend,
                  shuffle_seed=payload["shuffle_seed"], measure_bytes=payload["measure_bytes"],
                  choices=payload["choices"], coalesce=payload["coalesce"],

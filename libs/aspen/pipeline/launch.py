@@ -12,9 +12,12 @@ decide), the Delta jars as ``--jars``, and the job file from ``ASPEN_JOBS_DIR`` 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
-__all__ = ["lake_param", "run_spark_job", "schedule_from_env", "spark_submit_command"]
+__all__ = ["dag_arguments", "lake_param", "run_spark_job", "schedule_from_env",
+           "spark_submit_command"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -95,3 +98,25 @@ def schedule_from_env(variable: str, default: str) -> str | None:
     """
     value = os.environ.get(variable, default).strip()
     return None if value.lower() in ("", "none", "null") else value
+
+
+def dag_arguments(dag_id: str, doc: str, schedule: str | None, *, retries: int,
+                  retry_delay: timedelta, params: dict[str, Any] | None = None,
+                  **extra: Any) -> dict[str, Any]:
+    """The ``@dag`` arguments every Aspen DAG shares: a fixed start date, no catch-up, one run at
+    a time (one writer per table), the ``lake`` Param, the ``aspen`` tag and the module's doc.
+
+    >>> args = dag_arguments("d", "doc", None, retries=1, retry_delay=timedelta(seconds=5))
+    >>> args["catchup"], args["max_active_runs"], sorted(args["params"])
+    (False, 1, ['lake'])
+    """
+    import pendulum
+    from airflow.sdk import Param
+
+    lake = Param(None, type=["null", "string"], description="lake root (path or URI)")
+    return {"dag_id": dag_id, "schedule": schedule,
+            "start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": False,
+            "max_active_runs": 1,
+            "default_args": {"retries": retries, "retry_delay": retry_delay},
+            "params": {"lake": lake, **(params or {})}, "tags": ["aspen"], "doc_md": doc,
+            **extra}

@@ -1,0 +1,48 @@
+"""The shape shared by the lake-maintenance ``spark-submit`` jobs (``jobs/apply.py``,
+``jobs/publish.py``, ``jobs/housekeeping.py``): a ``--lake`` argument, one SparkSession, the
+work's report printed line by line, and an :class:`~aspen.errors.AspenError` turned into one
+line on stderr and exit code 2 (no traceback).
+
+>>> parser = lake_parser("apply", "Apply pending batches.")
+>>> parser.parse_args(["--lake", "/tmp/l"]).lake
+'/tmp/l'
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aspen.errors import AspenError
+from aspen.settings import DEFAULT_LAKE, Settings
+
+__all__ = ["lake_parser", "run_lake_job"]
+
+
+def lake_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the jobs' common ``--lake`` option."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
+    )
+    return parser
+
+
+def run_lake_job(prog: str, args: argparse.Namespace,
+                 work: Callable[[Any, Settings], Iterable[str]]) -> int:
+    """Run ``work(spark, settings)`` and print its lines as ``prog: line``; the exit code.
+
+    The master comes from spark-submit (or ``SPARK_MASTER``), never from here."""
+    try:
+        settings = Settings(lake=args.lake) if args.lake else Settings()
+        from aspen.spark.session import get_spark
+
+        lines = list(work(get_spark(f"aspen-{prog}"), settings))
+    except AspenError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(f"{prog}: {line}")
+    return 0
