@@ -92,3 +92,14 @@ def test_peak_memory_is_recorded(results: tuple[Path, dict]) -> None:
     _out, data = results
     peers = data["experiments"]["peers"]
     assert peers["peak_rss_mb"] > 10  # an interpreter with networkx and DuckDB loaded
+
+
+def test_insertions_report_the_papers_per_node_metrics(results: tuple[Path, dict]) -> None:
+    _out, data = results
+    for scheme in ("absorption-lazy", "dred"):
+        last = data["experiments"]["insertions"][scheme]["result"]["schemes"][scheme]["steps"][-1]
+        assert 0 < last["messages_per_node_mean"] <= last["messages_per_node_max"] <= \
+            last["messages"]
+        assert 0 < last["state_entries_per_node_mean"] <= last["state_entries_per_node_max"]
+    lazy = data["experiments"]["insertions"]["absorption-lazy"]["result"]["schemes"]
+    assert lazy["absorption-lazy"]["steps"][-1]["state_bytes_per_node_max"] > 0

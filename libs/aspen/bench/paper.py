@@ -23,7 +23,15 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from aspen.bench.common import FactStream, make_scheme, messages_of, timed, topology, tuples_of
+from aspen.bench.common import (
+    FactStream,
+    make_scheme,
+    messages_of,
+    per_node_metrics,
+    timed,
+    topology,
+    tuples_of,
+)
 from aspen.generators.workloads import delete_one_batches, fraction_batches
 
 __all__ = ["aggsel", "deletions", "density", "insertions", "per_tuple_bytes"]
@@ -62,7 +70,8 @@ def insertions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny
             elapsed += seconds
             rows.append({"fraction": fraction, "messages": messages_of(runtime),
                          "tuples": tuples_of(runtime), "seconds": elapsed,
-                         "view_tuples": len(runtime.view("reachable"))})
+                         "view_tuples": len(runtime.view("reachable")),
+                         **per_node_metrics(runtime)})
         out["schemes"][name] = {"steps": rows, "per_tuple_bytes": per_tuple_bytes(runtime)}
     return out
 

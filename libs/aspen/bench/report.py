@@ -54,6 +54,17 @@ def _status(rec: Any) -> str:
     return rec.get("note") or rec["status"] if isinstance(rec, dict) else "not run"
 
 
+def _per_node(step: dict[str, Any]) -> str:
+    """The paper's per-node columns of one insertion step (absent in older results)."""
+    if "messages_per_node_mean" not in step:
+        return "— | — | —"
+    kb = step.get("state_bytes_per_node_mean")
+    return (f"{_fmt(step['messages_per_node_mean'])} ({_fmt(step['messages_per_node_max'])}) | "
+            f"{_fmt(step['state_entries_per_node_mean'])} "
+            f"({_fmt(step['state_entries_per_node_max'])}) | "
+            f"{_fmt(kb / 1024) if kb is not None else '—'}")
+
+
 def _tables(exp: dict[str, Any]) -> list[str]:
     """Compact tables of the main measurements (the full data is in results.json)."""
     lines = ["## Measurements", "", "| deletions (one tuple per batch) | msgs/deletion | "
@@ -63,15 +74,16 @@ def _tables(exp: dict[str, Any]) -> list[str]:
         row = res["schemes"][case.split("/")[-1]] if res else None
         lines.append(f"| {case} | {_fmt(row['mean_messages'])} | {_fmt(row['mean_ms'])} | "
                      f"{_fmt(row['build_s'])} |" if row else f"| {case} | {_status(rec)} | | |")
-    lines += ["", "| insertions (fraction 1.0, cumulative) | messages | seconds | B/tuple |",
-              "|---|---|---|---|"]
+    lines += ["", "| insertions (fraction 1.0, cumulative) | messages | seconds | B/tuple "
+              "| msgs/node mean (max) | state entries/node mean (max) | state KB/node mean |",
+              "|---|---|---|---|---|---|---|"]
     for case, rec in exp.get("insertions", {}).items():
         res = _res(rec)
         data = res["schemes"][case.split("/")[-1]] if res else None
         last = data["steps"][-1] if data else None
         lines.append(f"| {case} | {last['messages']} | {_fmt(last['seconds'])} | "
-                     f"{_fmt(data['per_tuple_bytes'])} |" if last
-                     else f"| {case} | {_status(rec)} | | |")
+                     f"{_fmt(data['per_tuple_bytes'])} | {_per_node(last)} |" if last
+                     else f"| {case} | {_status(rec)} | | | | | |")
     lines += ["", "| build | seconds | messages |", "|---|---|---|"]
     for group in ("density", "aggsel"):
         for case, rec in exp.get(group, {}).items():
