@@ -84,12 +84,15 @@ def _tables(exp: dict[str, Any]) -> list[str]:
         lines.append(f"| {case} | {last['messages']} | {_fmt(last['seconds'])} | "
                      f"{_fmt(data['per_tuple_bytes'])} | {_per_node(last)} |" if last
                      else f"| {case} | {_status(rec)} | | | | | |")
-    lines += ["", "| build | seconds | messages |", "|---|---|---|"]
-    for group in ("density", "aggsel"):
+    lines += ["", "| build | link tuples | query nodes | seconds | messages |",
+              "|---|---|---|---|---|"]
+    for group in ("density", "scale-out", "aggsel"):
         for case, rec in exp.get(group, {}).items():
             res = _res(rec)
-            lines.append(f"| {group} {case} | {_fmt(res['seconds'])} | {res['messages']} |"
-                         if res else f"| {group} {case} | {_status(rec)} | |")
+            parts = rec.get("kwargs", {}).get("partitions", 12)
+            lines.append(f"| {group} {case} | {_fmt(res.get('link_tuples'))} | {parts} | "
+                         f"{_fmt(res['seconds'])} | {res['messages']} |"
+                         if res else f"| {group} {case} | | {parts} | {_status(rec)} | |")
     res = _res(exp.get("order"))
     if res:
         lines += ["", "| variable order | BDD nodes (sum) | bytes/tuple | build s |",

@@ -53,7 +53,7 @@ _SETTINGS: dict[str, dict[str, Any]] = {
 _SCHEMES = ("absorption-lazy", "absorption-eager", "dred", "relative")
 #: the paper-size experiments, run ``repeats`` times for confidence intervals (the peers, the
 #: ladder and Spark are big runs: once)
-REPEATED = ("insertions", "deletions", "density", "aggsel", "order")
+REPEATED = ("insertions", "deletions", "density", "scale-out", "aggsel", "order")
 
 
 def plan(mode: str) -> dict[str, dict[str, Task]]:
@@ -82,6 +82,15 @@ def plan(mode: str) -> dict[str, dict[str, Task]]:
         groups["deletions"].update({f"paper-dense/{s}": ("paper.deletions",
                                                          {**dense, "schemes": [s]})
                                     for s in _SCHEMES[:3]})
+        # Fig. 11/12: the topology grows to 800 link tuples (200 nodes at the dense 4 per node),
+        # and the query runs on 16 and 24 nodes besides the default 12
+        groups["density"].update({f"{v}/{m}/n200": ("paper.density",
+                                                    {"variant": v, "mode": m, "nodes": 200})
+                                  for v in ("sparse", "dense") for m in ("lazy", "eager")})
+        groups["scale-out"] = {f"{v}/{m}/p{p}": ("paper.density",
+                                                 {"variant": v, "mode": m, "partitions": p})
+                               for p in (16, 24) for v in ("sparse", "dense")
+                               for m in ("lazy", "eager")}
         groups["peers-1000"] = {"": ("peers.compare", {"nodes": 1000, "degree": 2.4,
                                                        "updates": cfg["updates"],
                                                        "peers": cfg["peers"]})}
