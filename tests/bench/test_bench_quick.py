@@ -103,3 +103,15 @@ def test_insertions_report_the_papers_per_node_metrics(results: tuple[Path, dict
         assert 0 < last["state_entries_per_node_mean"] <= last["state_entries_per_node_max"]
     lazy = data["experiments"]["insertions"]["absorption-lazy"]["result"]["schemes"]
     assert lazy["absorption-lazy"]["steps"][-1]["state_bytes_per_node_max"] > 0
+
+
+def test_a_ladder_series_stops_at_its_first_unfinished_step() -> None:
+    from aspen.bench.run import _run_plan
+
+    steps = {str(n): ("peers.compare", {"tiny": True, "updates": 1, "peers": ["networkx"]})
+             for n in (100, 1000)}
+    lines: list[str] = []
+    done = _run_plan({"ladder-dense": steps}, cutoff=0.05, timeouts={}, jobs=1, log=lines.append)
+    first, second = done["ladder-dense"]["100"], done["ladder-dense"]["1000"]
+    assert first["status"] == "timeout"
+    assert second["status"] == "skipped" and "100-node step did not finish" in second["note"]

@@ -103,6 +103,7 @@ def _tables(exp: dict[str, Any]) -> list[str]:
               "updates timed | equal to Aspen |", "|---|---|---|---|---|---|"]
     groups = [("peers", exp.get("peers")), ("peers-1000", exp.get("peers-1000"))]
     groups += [(f"ladder {k}", v) for k, v in exp.get("ladder", {}).items()]
+    groups += [(f"ladder dense {k}", v) for k, v in exp.get("ladder-dense", {}).items()]
     for label, rec in groups:
         if rec is None:
             continue

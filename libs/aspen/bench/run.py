@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aspen.bench.common import machine_info
-from aspen.bench.ladder import LADDER_SIZES, ladder_tasks
+from aspen.bench.ladder import DEGREES, LADDER_SIZES, ladder_tasks
 from aspen.bench.repeats import summarize
 from aspen.bench.report import write_report
 from aspen.bench.targets import evaluate_targets
@@ -74,6 +74,9 @@ def plan(mode: str) -> dict[str, dict[str, Task]]:
                                          "peers": cfg["peers"]})},
         "ladder": {case: (task, kw) for case, task, kw in ladder_tasks(cfg["ladder"])},
     }
+    if mode == "full":
+        groups["ladder-dense"] = {case: (task, kw) for case, task, kw in ladder_tasks(
+            cfg["ladder"], degree=DEGREES["ladder-dense"])}
     if mode == "full":
         dense = {"nodes": 100, "degree": 4.0}
         groups["insertions"].update({f"paper-dense/{s}": ("paper.insertions",
@@ -129,10 +132,19 @@ def _run_plan(groups: dict[str, dict[str, Task]], cutoff: float, timeouts: dict[
     # the slowest (Spark) first, so that it overlaps the rest when jobs > 1
     flat.sort(key=lambda item: "spark_df" not in item[3].get("peers", []))
 
+    unfinished: dict[str, str] = {}  # ladder group → its step that did not finish
+
     def one(item: tuple[str, str, str, dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
         group, case, task, kwargs = item
-        timeout = timeouts.get(group, cutoff)
+        if group in DEGREES and group in unfinished:  # a larger step of a series that stopped
+            rec = {"task": task, "kwargs": kwargs, "status": "skipped", "seconds": 0.0,
+                   "note": f"not run: the {unfinished[group]}-node step did not finish"}
+            log(f"{group}/{case}: skipped — {rec['note']}")
+            return group, case, rec
+        timeout = timeouts.get(group, timeouts.get(group.split("-")[0], cutoff))
         rec = run_task(task, kwargs, timeout)
+        if group in DEGREES and rec["status"] != "ok":
+            unfinished[group] = case
         log(f"{group}{'/' + case if case else ''}: {rec['status']} in {rec['seconds']:.1f} s"
             f"{' — ' + rec['note'] if rec.get('note') else ''}")
         if rec["status"] == "ok" and repeats > 1 and group in REPEATED:

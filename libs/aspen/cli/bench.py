@@ -19,7 +19,7 @@ from aspen.settings import Settings
 
 #: the experiment groups of :func:`aspen.bench.run.plan` (``--only``)
 GROUPS = ("insertions", "deletions", "density", "scale-out", "aggsel", "order", "peers",
-          "ladder", "peers-1000", "spark-runtime")
+          "ladder", "ladder-dense", "peers-1000", "spark-runtime")
 
 __all__ = ["mode_of", "register", "run"]
 
