@@ -115,3 +115,13 @@ def test_a_ladder_series_stops_at_its_first_unfinished_step() -> None:
     first, second = done["ladder-dense"]["100"], done["ladder-dense"]["1000"]
     assert first["status"] == "timeout"
     assert second["status"] == "skipped" and "100-node step did not finish" in second["note"]
+
+
+def test_merge_combines_runs_into_one_report(results: tuple[Path, dict], tmp_path: Path) -> None:
+    out, data = results
+    assert main(["bench", "--merge", str(out), str(out), "--out", str(tmp_path)]) == 0
+    merged = json.loads((tmp_path / "results.json").read_text())
+    assert merged["experiments"].keys() == data["experiments"].keys()
+    assert merged["total_s"] == 2 * data["total_s"]
+    assert [t["met"] for t in merged["targets"]] == [t["met"] for t in data["targets"]]
+    assert (tmp_path / "summary.md").stat().st_size > 0

@@ -1,7 +1,8 @@
 """``aspen bench [--quick|--full] [--out DIR]``: run the benchmark suite (issue 5).
 
 ``--quick`` (default) takes under 3 minutes; ``--full`` runs every experiment at full size with a
-300 s cut-off per experiment (never part of ``make test``); ``--only GROUP …`` runs a subset. Results (JSON, CSV, PNG, summary.md)
+300 s cut-off per experiment (never part of ``make test``); ``--only GROUP …`` runs a subset, and
+``--merge DIR …`` combines earlier runs into one report. Results (JSON, CSV, PNG, summary.md)
 go to ``--out`` (default ``results/bench``). See :mod:`aspen.bench.run`.
 
 >>> from aspen.cli.main import build_parser
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from aspen.settings import Settings
 
@@ -34,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results/bench", help="results folder (default results/bench)")
     p.add_argument("--only", nargs="+", metavar="GROUP", choices=GROUPS,
                    help=f"run only these experiment groups ({', '.join(GROUPS)})")
+    p.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="run nothing: combine the results of earlier runs into --out")
     p.set_defaults(func=run)
 
 
@@ -45,6 +49,16 @@ def mode_of(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.bench.run import run_bench
 
+    if args.merge:
+        from aspen.bench.merge import merge_folders
+
+        missing = [d for d in args.merge if not (Path(d) / "results.json").is_file()]
+        if missing:
+            print(f"aspen bench: no results.json in {', '.join(missing)}", file=sys.stderr)
+            return 2
+        summary = merge_folders(args.merge, args.out)
+        print(f"merged {len(args.merge)} runs into {summary.parent}")
+        return 0
     summary = run_bench(mode_of(args), args.out, log=lambda line: print(line, file=sys.stderr),
                         only=args.only)
     print(summary.read_text())
