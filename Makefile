@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup demo test test-fast lint bench bench-report clean
 
 setup:
 	@infra/install.sh
@@ -25,6 +25,12 @@ lint: setup
 
 bench: setup
 	$(VENV)/bin/aspen bench
+
+# the full suite (≈2 h here), then its summary, targets and plots into docs/bench for the README
+bench-report: setup
+	$(VENV)/bin/aspen bench --full --out results/bench-full
+	mkdir -p docs/bench
+	cp results/bench-full/summary.md results/bench-full/targets.csv results/bench-full/*.png docs/bench/
 
 clean:
 	rm -rf lakehouse .airflow results

@@ -125,3 +125,14 @@ def test_merge_combines_runs_into_one_report(results: tuple[Path, dict], tmp_pat
     assert merged["total_s"] == 2 * data["total_s"]
     assert [t["met"] for t in merged["targets"]] == [t["met"] for t in data["targets"]]
     assert (tmp_path / "summary.md").stat().st_size > 0
+
+
+def test_region_query_runs_every_scheme_to_the_same_view(results: tuple[Path, dict]) -> None:
+    out, data = results
+    runs = {s: r["result"] for s, r in data["experiments"]["regions"].items()}
+    assert set(runs) == {"absorption-lazy", "absorption-eager", "dred", "relative"}
+    rows = {s: res["schemes"][s] for s, res in runs.items()}
+    assert len({row["view_tuples"] for row in rows.values()}) == 1
+    assert all(row["deletions"] == min(res["triggered"], 20) for row, res in
+               zip(rows.values(), runs.values(), strict=True))
+    assert "| regions (one sensor un-triggered per batch)" in (out / "summary.md").read_text()

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aspen.baselines.dred import DRedRuntime
-from aspen.engine.batch import BaseFact, Batch
+from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
-from aspen.generators.records import Record
+from aspen.generators.records import Record, tuple_key
 from aspen.generators.topology import Topology, TransitStubParams, scaled_params, transit_stub
 
 __all__ = ["per_node_metrics",
@@ -67,12 +67,17 @@ class FactStream:
     def __init__(self) -> None:
         self.live: dict[tuple[str, str], list[str]] = {}
         self.costs: dict[tuple[str, str], float] = {}
+        #: the live variables of the other relations' tuples, by (relation, key)
+        self.others: dict[tuple[str, tuple], list[str]] = {}
         self._next = 0
 
     def batch(self, records: Iterable[Record]) -> Batch:
         inserts: list[BaseFact] = []
         deletes: set[str] = set()
         for record in records:
+            if record.get("relation", "link") != "link":
+                self._other(record, inserts, deletes)
+                continue
             key = (record["src"], record["dst"])
             if record["op"] == "insert":
                 var = f"v{self._next}"
@@ -84,6 +89,20 @@ class FactStream:
                 deletes.update(self.live.pop(key, []))
                 self.costs.pop(key, None)
         return Batch(inserts=tuple(inserts), deletes=frozenset(deletes))
+
+    def _other(self, record: Record, inserts: list[BaseFact], deletes: set[str]) -> None:
+        """A sensor, triggered or region_seed record (the region workload)."""
+        key = tuple_key(record)
+        if record["op"] != "insert":
+            deletes.update(self.others.pop(key, []))
+            return
+        var = f"v{self._next}"
+        self._next += 1
+        self.others.setdefault(key, []).append(var)
+        relation = record["relation"]
+        values = tuple(float(record[c]) if c in ("x", "y") else str(record[c])
+                       for c in BASE_RELATIONS[relation])
+        inserts.append(BaseFact(relation, values, var))
 
     def links(self) -> list[tuple[str, str]]:
         """The live link tuples (src, dst)."""

@@ -8,7 +8,9 @@ batches, and returns JSON-able measurements (no assertion on time):
 * :func:`deletions` — insert all, then delete link tuples one at a time (Fig. 8);
 * :func:`density` — one build of ``reachable`` in lazy (no flush: membership exact, formulas
   shipped only when needed) or eager mode (MinShip timer until nothing is buffered) (Fig. 11);
-* :func:`aggsel` — the shortest-path views with multi-, single- or no aggregate selection (Fig. 14).
+* :func:`aggsel` — the shortest-path views with multi-, single- or no aggregate selection (Fig. 14);
+* :func:`regions` — the region query (W2): trigger a fraction of the sensors of the 100 m grid,
+  then un-trigger them one per batch (convergence per deletion).
 
 >>> r = deletions(tiny=True, limit=3, schemes=("absorption-lazy", "dred"))
 >>> r["schemes"]["dred"]["deletions"]
@@ -34,7 +36,7 @@ from aspen.bench.common import (
 )
 from aspen.generators.workloads import delete_one_batches, fraction_batches
 
-__all__ = ["aggsel", "deletions", "density", "insertions", "per_tuple_bytes"]
+__all__ = ["aggsel", "deletions", "density", "insertions", "per_tuple_bytes", "regions"]
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 ALL_SCHEMES = ("absorption-lazy", "absorption-eager", "dred", "relative")
@@ -150,3 +152,53 @@ def aggsel(variant: str = "dense", choice: str = "multi", nodes: int = 100, part
     return {"variant": variant, "choice": choice, "views": list(views), "seconds": seconds,
             "messages": messages_of(runtime), "tuples": tuples_of(runtime),
             "view_tuples": {v: len(runtime.view(v)) for v in views}}
+
+
+def regions(trigger_fraction: float = 0.3, partitions: int = 12, tiny: bool = False,
+            seed: int = 0, limit: int | None = None,
+            schemes: Sequence[str] = ("absorption-lazy", "absorption-eager", "dred"),
+            ) -> dict[str, Any]:
+    """Query 3 on the paper's workload W2 (100 m × 100 m grid, 10 m spacing, 5 seeds, k = 20 m;
+    ``tiny``: 20 m spacing): setup and seeds, then ``trigger_fraction`` of the other sensors
+    triggered in one batch (the build), then un-triggered one per batch (``limit`` of them).
+    ``active_region`` is the view the baselines also maintain.
+
+    >>> r = regions(tiny=True, limit=2, schemes=("absorption-lazy", "dred"))
+    >>> r["schemes"]["dred"]["deletions"], r["same_views"]
+    (2, True)
+    """
+    from aspen.generators.sensors import sensor_grid
+    from aspen.generators.workloads import sensor_batches
+
+    grid = sensor_grid(spacing=20.0 if tiny else 10.0, seed=seed)
+    setup, trigger, untrigger = sensor_batches(grid, seed=seed, trigger_fraction=trigger_fraction)
+    deletes = [[record] for record in untrigger][:limit] if limit else [[r] for r in untrigger]
+    view = "active_region"
+    out: dict[str, Any] = {"sensors": len(grid.sensors), "triggered": len(trigger),
+                           "trigger_fraction": trigger_fraction, "schemes": {}}
+    views: dict[str, set] = {}
+    for name in schemes:
+        stream = FactStream()
+        runtime = make_scheme(name, partitions, views=(view,))
+        build_s = sum(timed(runtime.apply, stream.batch(b))[0] for b in (setup, trigger))
+        if name == "absorption-eager":
+            build_s += timed(runtime.flush)[0]
+        built = {"build_s": build_s, "build_messages": messages_of(runtime),
+                 "view_tuples": len(runtime.view(view)),
+                 "per_tuple_bytes": per_tuple_bytes(runtime, view), **per_node_metrics(runtime)}
+        times, msgs = [], []
+        for records in deletes:
+            before = messages_of(runtime)
+            seconds, _ = timed(runtime.apply, stream.batch(records))
+            times.append(seconds)
+            msgs.append(messages_of(runtime) - before)
+        views[name] = set(runtime.view(view))
+        out["schemes"][name] = built | {
+            "deletions": len(times), "del_seconds": sum(times),
+            "mean_messages": statistics.mean(msgs) if msgs else 0.0,
+            "mean_ms": 1000 * statistics.mean(times) if times else 0.0,
+            "max_ms": 1000 * max(times) if times else 0.0,
+        }
+    first = next(iter(views.values()), set())
+    out["same_views"] = all(v == first for v in views.values())
+    return out

@@ -74,6 +74,16 @@ def _tables(exp: dict[str, Any]) -> list[str]:
         row = res["schemes"][case.split("/")[-1]] if res else None
         lines.append(f"| {case} | {_fmt(row['mean_messages'])} | {_fmt(row['mean_ms'])} | "
                      f"{_fmt(row['build_s'])} |" if row else f"| {case} | {_status(rec)} | | |")
+    lines += ["", "| regions (one sensor un-triggered per batch) | triggered | msgs/deletion | "
+              "ms/deletion | build s | build msgs | B/tuple |", "|---|---|---|---|---|---|---|"]
+    for case, rec in exp.get("regions", {}).items():
+        res = _res(rec)
+        row = res["schemes"][case.split("/")[-1]] if res else None
+        lines.append(f"| {case} | {res['triggered']} of {res['sensors']} | "
+                     f"{_fmt(row['mean_messages'])} | {_fmt(row['mean_ms'])} | "
+                     f"{_fmt(row['build_s'])} | {row['build_messages']} | "
+                     f"{_fmt(row['per_tuple_bytes'])} |" if row
+                     else f"| {case} | | {_status(rec)} | | | | |")
     lines += ["", "| insertions (fraction 1.0, cumulative) | messages | seconds | B/tuple "
               "| msgs/node mean (max) | state entries/node mean (max) | state KB/node mean |",
               "|---|---|---|---|---|---|---|"]

@@ -33,7 +33,7 @@ __all__ = ["MEMORY_LIMIT_GB", "TASKS", "main", "run_task"]
 MEMORY_LIMIT_GB = 8
 
 #: The functions a worker may run.
-TASKS = ("paper.insertions", "paper.deletions", "paper.density", "paper.aggsel",
+TASKS = ("paper.insertions", "paper.deletions", "paper.regions", "paper.density", "paper.aggsel",
          "order.variable_order", "peers.compare", "spark_runtime.maintain_batches")
 #: Tasks that start a JVM (no address-space limit: the JVM reserves far more than it uses).
 SPARK_TASKS = ("spark_runtime.maintain_batches",)

@@ -20,7 +20,7 @@ from pathlib import Path
 from aspen.settings import Settings
 
 #: the experiment groups of :func:`aspen.bench.run.plan` (``--only``)
-GROUPS = ("insertions", "deletions", "density", "scale-out", "aggsel", "order", "peers",
+GROUPS = ("insertions", "deletions", "regions", "density", "scale-out", "aggsel", "order", "peers",
           "ladder", "ladder-dense", "peers-1000", "spark-runtime")
 
 __all__ = ["mode_of", "register", "run"]
