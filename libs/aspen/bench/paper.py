@@ -78,6 +78,18 @@ def insertions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny
     return out
 
 
+def _one_per_batch(runtime: Any, stream: FactStream,
+                   batches: Sequence[list]) -> tuple[list[float], list[int]]:
+    """Apply each batch in turn: (seconds, messages shipped) of each (convergence per deletion)."""
+    times, msgs = [], []
+    for records in batches:
+        before = messages_of(runtime)
+        seconds, _ = timed(runtime.apply, stream.batch(records))
+        times.append(seconds)
+        msgs.append(messages_of(runtime) - before)
+    return times, msgs
+
+
 def deletions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny: bool = False,
               limit: int | None = None, seed: int = 0,
               schemes: Sequence[str] = ("absorption-lazy", "absorption-eager", "dred"),
@@ -95,12 +107,7 @@ def deletions(nodes: int = 100, degree: float = 2.4, partitions: int = 12, tiny:
         if name == "absorption-eager":
             build_s += timed(runtime.flush)[0]
         start_msgs, start_tuples = messages_of(runtime), tuples_of(runtime)
-        times, msgs = [], []
-        for records in deletes:
-            before = messages_of(runtime)
-            seconds, _ = timed(runtime.apply, stream.batch(records))
-            times.append(seconds)
-            msgs.append(messages_of(runtime) - before)
+        times, msgs = _one_per_batch(runtime, stream, deletes)
         views[name] = set(runtime.view("reachable"))
         out["schemes"][name] = {
             "build_s": build_s, "build_messages": start_msgs, "deletions": len(times),
@@ -186,12 +193,7 @@ def regions(trigger_fraction: float = 0.3, partitions: int = 12, tiny: bool = Fa
         built = {"build_s": build_s, "build_messages": messages_of(runtime),
                  "view_tuples": len(runtime.view(view)),
                  "per_tuple_bytes": per_tuple_bytes(runtime, view), **per_node_metrics(runtime)}
-        times, msgs = [], []
-        for records in deletes:
-            before = messages_of(runtime)
-            seconds, _ = timed(runtime.apply, stream.batch(records))
-            times.append(seconds)
-            msgs.append(messages_of(runtime) - before)
+        times, msgs = _one_per_batch(runtime, stream, deletes)
         views[name] = set(runtime.view(view))
         out["schemes"][name] = built | {
             "deletions": len(times), "del_seconds": sum(times),
