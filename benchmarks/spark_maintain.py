@@ -11,6 +11,7 @@ Results go to ``results/spark-runtime/results.json`` and ``summary.md``.
 
     .venv/bin/python benchmarks/spark_maintain.py                       # 100 (4, 12), 1,000, 10,000
     .venv/bin/python benchmarks/spark_maintain.py --nodes 100 --partitions 4 --sizes 1 10
+    .venv/bin/python benchmarks/spark_maintain.py --nodes 1000 --partitions 12 --degree 2.0
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, nargs="+", default=[4, 12],
                         help="partition counts of the smallest topology; larger ones use the last")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--degree", type=float, default=2.4,
+                        help="link tuples per node (2.0: a spanning tree plus one link)")
     parser.add_argument("--cutoff", type=float, default=900.0)
     parser.add_argument("--out", default="results/spark-runtime")
     args = parser.parse_args()
@@ -64,12 +67,13 @@ def main() -> None:
     records = []
     lines = [f"# Spark runtime per batch ({platform.node()})", "",
              f"Machine: {json.dumps(machine_info())}", "",
-             f"`reachable`, lazy MinShip, `local[2]`; cut-off {args.cutoff:.0f} s per "
+             f"`reachable`, lazy MinShip, {args.degree} link tuples per node, `local[2]`; cut-off {args.cutoff:.0f} s per "
              "configuration. Rows shipped = messages + kill notices over the round shuffles; "
              "DRed = in-process DRed on the same partitions (messages it would ship); Spark "
              "recompute = semi-naive DataFrame loop of `reachable` from the live links.", ""]
     for nodes, partitions in _configs(args):
-        kwargs = {"nodes": nodes, "partitions": partitions, "sizes": args.sizes}
+        kwargs = {"nodes": nodes, "partitions": partitions, "sizes": args.sizes,
+                  "degree": args.degree}
         rec = run_task("spark_runtime.maintain_batches", kwargs, args.cutoff)
         records.append(rec)
         result = rec.get("result") or rec.get("partial") or {}

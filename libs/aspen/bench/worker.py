@@ -71,8 +71,11 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
         seconds = time.perf_counter() - start
         if code != 0 or not out.exists():
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-            return {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
-                    "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
+            rec = {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
+                   "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
+            if partial.exists():  # what it measured before failing
+                rec["partial"] = json.loads(partial.read_text())
+            return rec
         rss = Path(f"{out}{RSS_SUFFIX}")
         return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
                 "result": json.loads(out.read_text()),

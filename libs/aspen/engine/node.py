@@ -88,6 +88,9 @@ class NodeRuntime(LocalRuntime):
         #: view → tuple → bytes of the provenance last published for it (kept by publish_node)
         self.published_bytes: dict[str, dict[tuple, int]] = {}
         self._codec = SegmentedCodec(self.manager)  # formula numbers kept across dumps
+        #: the operators' part of the last dump (codec, ops, numbers it referenced), valid until
+        #: the operators change: publishing after the last round re-dumps only what it changed
+        self._ops_dump: tuple[SegmentedCodec, dict[str, Any], set[int]] | None = None
 
     # -- what the Spark round calls --------------------------------------------------------
     def owns(self, value: Any) -> bool:
@@ -98,6 +101,7 @@ class NodeRuntime(LocalRuntime):
         """Restrict this node's state with the dead variables (decisions 1-2)."""
         if not dead:
             return
+        self._ops_dump = None
         ops = self.nodes[self.me]
         for name in self._op_order:
             outs = ops[name].delete_vars(dead)
@@ -108,15 +112,18 @@ class NodeRuntime(LocalRuntime):
         """Insert one base fact owned by this node (it enters through the plan's sources)."""
         if not self.owns(fact.values[0]):
             raise EngineError(f"fact {fact} does not belong to node {self.me}")
+        self._ops_dump = None
         self._insert(fact)
 
     def receive(self, src: int, target: str, port: str, update: Update) -> None:
         """Queue a message that node ``src`` sent to this node."""
+        self._ops_dump = None
         super()._post(src, self.me, target, port, update)
 
     def run(self, flush: bool = False) -> list[list]:
         """Run to local quiescence (in eager mode, or with ``flush``, firing the MinShip timer
         until nothing is buffered) and return the outbox, emptied: ``[dst, target, port, update]``."""
+        self._ops_dump = None
         self._drain()
         if flush or self.choices.mode == "eager":
             while self._fire_timer():
@@ -179,7 +186,13 @@ class NodeRuntime(LocalRuntime):
     # -- persistence -----------------------------------------------------------------------
     def _dump_parts(self, codec: SegmentedCodec) -> tuple[dict[str, Any], dict[str, list]]:
         codec.begin_dump()
-        ops = {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()}
+        reuse = self._ops_dump
+        if reuse is not None and reuse[0] is codec:  # operators unchanged since the last dump
+            ops = reuse[1]
+            codec.mark_live(reuse[2])
+        else:
+            ops = {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()}
+            self._ops_dump = (codec, ops, codec.live_numbers())
         published = {view: [(values, None if f is None else codec.ref(f))
                             for values, f in rows.items()]
                      for view, rows in self.published.items()}

@@ -185,6 +185,10 @@ def publish_node(
             sizes[values] = len(data) if data is not None else 0
         changed[view] = (encoded, deletes)
     new_state = node.dump() if changed else state
+    # the deletion index (not part of the state): brought up to date here, once per batch, in
+    # proportion to what the batch changed while the node stays in this worker's memory, so
+    # that a deletion does not pay for it (a node loaded from bytes re-indexes everything)
+    node.index_provenance()
     if cache is not None:
         cache.put(node.me, new_state, node)
     return Published(new_state, changed, *node.published_totals())

@@ -96,6 +96,15 @@ class SegmentedCodec(FormulaCodec):
         """Start counting which numbers the coming dump references."""
         self._live = set()
 
+    def live_numbers(self) -> set[int]:
+        """The numbers the current dump has referenced so far (a copy)."""
+        return set(self._live)
+
+    def mark_live(self, numbers: set[int]) -> None:
+        """Count ``numbers`` as referenced by the current dump (parts of an earlier dump that
+        are reused unchanged; see :meth:`NodeRuntime.dump`)."""
+        self._live |= numbers
+
     def ref(self, formula: Formula) -> int:
         """The stable number of ``formula`` (a new one is exported by the next flush)."""
         number = super().ref(formula)
