@@ -167,3 +167,16 @@ def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
     warm = sum(c.warm for c in workers.caches)
     cold = sum(c.cold for c in workers.caches)
     assert warm > 0 and workers.hits > 0, (warm, cold, workers.hits)
+
+
+def test_publishing_a_cached_node_brings_its_deletion_index_up_to_date():
+    node = _built_node()
+    stores = [store for op in node.nodes[node.me].values() for store in op.stores()]
+    assert any(store.dirty for store in stores)  # a build leaves the index to be built
+    cache = NodeCache()
+    state = node.dump()
+    cache.put(0, state, node)
+    publish_node(state, cache=cache, me=0)  # a hit: the very node
+    assert not any(store.dirty for store in stores)
+    cold = NodeRuntime.load(state, backend="python")  # loaded from bytes: indexed lazily
+    assert any(store.dirty for op in cold.nodes[0].values() for store in op.stores())

@@ -172,8 +172,8 @@ def publish_node(
     provenance bytes or None) and the tuples it no longer holds; the node state remembering
     them; the node's published rows and provenance bytes (kept incrementally). Only changed
     rows are encoded."""
-    node = cache.restore(me, state, backend)[0] if cache is not None \
-        else NodeRuntime.load(state, backend)
+    node, how = cache.restore(me, state, backend) if cache is not None \
+        else (NodeRuntime.load(state, backend), "cold")
     encode = node.manager.encode
     changed: dict[str, PublishedChanges] = {}
     for view, (upserts, deletes) in node.view_changes().items():
@@ -185,10 +185,12 @@ def publish_node(
             sizes[values] = len(data) if data is not None else 0
         changed[view] = (encoded, deletes)
     new_state = node.dump() if changed else state
-    # the deletion index (not part of the state): brought up to date here, once per batch, in
-    # proportion to what the batch changed while the node stays in this worker's memory, so
-    # that a deletion does not pay for it (a node loaded from bytes re-indexes everything)
-    node.index_provenance()
+    if how == "hit":
+        # the deletion index (not part of the state) of a node that stayed in this worker's
+        # memory: brought up to date once per batch, in proportion to what the batch changed,
+        # so that the next deletion does not pay for it. A node loaded from bytes would index
+        # every entry: left to its first deletion, which may land on another worker anyway.
+        node.index_provenance()
     if cache is not None:
         cache.put(node.me, new_state, node)
     return Published(new_state, changed, *node.published_totals())
