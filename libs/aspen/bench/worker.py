@@ -75,11 +75,20 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
                    "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
             if partial.exists():  # what it measured before failing
                 rec["partial"] = json.loads(partial.read_text())
+            rec["errors"] = _error_lines(log)
             return rec
         rss = Path(f"{out}{RSS_SUFFIX}")
         return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
                 "result": json.loads(out.read_text()),
                 "peak_rss_mb": float(rss.read_text()) if rss.exists() else None}
+
+
+def _error_lines(log: Path, keep: int = 12) -> list[str]:
+    """The last lines of a failed task's stderr that name an error (a JVM that died, a Python
+    worker that crashed), so that the record says why; the stderr itself is temporary."""
+    words = ("ERROR", "Error", "Exception", "Killed", "FATAL", "exited")
+    lines = log.read_text(errors="replace").splitlines()
+    return [line[:300] for line in lines if any(w in line for w in words)][-keep:]
 
 
 def main(argv: list[str] | None = None) -> int:
