@@ -67,10 +67,11 @@ def main() -> None:
     records = []
     lines = [f"# Spark runtime per batch ({platform.node()})", "",
              f"Machine: {json.dumps(machine_info())}", "",
-             f"`reachable`, lazy MinShip, {args.degree} link tuples per node, `local[2]`; cut-off {args.cutoff:.0f} s per "
-             "configuration. Rows shipped = messages + kill notices over the round shuffles; "
-             "DRed = in-process DRed on the same partitions (messages it would ship); Spark "
-             "recompute = semi-naive DataFrame loop of `reachable` from the live links.", ""]
+             f"`reachable`, lazy MinShip, {args.degree} link tuples per node, `local[2]`; "
+             f"cut-off {args.cutoff:.0f} s per configuration. Rows shipped = messages + kill "
+             "notices over the round shuffles; DRed = in-process DRed on the same partitions "
+             "(messages it would ship); Spark recompute = semi-naive DataFrame loop of "
+             "`reachable` from the live links.", ""]
     for nodes, partitions in _configs(args):
         kwargs = {"nodes": nodes, "partitions": partitions, "sizes": args.sizes,
                   "degree": args.degree}

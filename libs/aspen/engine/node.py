@@ -89,7 +89,7 @@ class NodeRuntime(LocalRuntime):
         self.published_bytes: dict[str, dict[tuple, int]] = {}
         self._codec = SegmentedCodec(self.manager)  # formula numbers kept across dumps
         #: the operators' part of the last dump (codec, ops, numbers it referenced), valid until
-        #: the operators change: publishing after the last round re-dumps only what it changed
+        #: the operators change: the publish dump after the last round reuses it (once)
         self._ops_dump: tuple[SegmentedCodec, dict[str, Any], set[int]] | None = None
 
     # -- what the Spark round calls --------------------------------------------------------
@@ -186,7 +186,7 @@ class NodeRuntime(LocalRuntime):
     # -- persistence -----------------------------------------------------------------------
     def _dump_parts(self, codec: SegmentedCodec) -> tuple[dict[str, Any], dict[str, list]]:
         codec.begin_dump()
-        reuse = self._ops_dump
+        reuse, self._ops_dump = self._ops_dump, None  # reused once: its lists cost memory
         if reuse is not None and reuse[0] is codec:  # operators unchanged since the last dump
             ops = reuse[1]
             codec.mark_live(reuse[2])
