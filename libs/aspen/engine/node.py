@@ -112,18 +112,15 @@ class NodeRuntime(LocalRuntime):
         """Insert one base fact owned by this node (it enters through the plan's sources)."""
         if not self.owns(fact.values[0]):
             raise EngineError(f"fact {fact} does not belong to node {self.me}")
-        self._ops_dump = None
         self._insert(fact)
 
     def receive(self, src: int, target: str, port: str, update: Update) -> None:
         """Queue a message that node ``src`` sent to this node."""
-        self._ops_dump = None
         super()._post(src, self.me, target, port, update)
 
     def run(self, flush: bool = False) -> list[list]:
         """Run to local quiescence (in eager mode, or with ``flush``, firing the MinShip timer
         until nothing is buffered) and return the outbox, emptied: ``[dst, target, port, update]``."""
-        self._ops_dump = None
         self._drain()
         if flush or self.choices.mode == "eager":
             while self._fire_timer():
@@ -162,6 +159,15 @@ class NodeRuntime(LocalRuntime):
                 changes[view] = (upserts, deletes)
                 self.published[view] = dict(current)
         return changes
+
+    # -- where operator state changes (besides kill): the dumped operators' part goes stale --
+    def _drain(self) -> None:
+        self._ops_dump = None
+        super()._drain()
+
+    def _fire_timer(self) -> bool:
+        self._ops_dump = None
+        return super()._fire_timer()
 
     # -- routing: other partitions go to the outbox ------------------------------------------
     def _post(self, src: int, dst: int, target: str, port: str, update: Update) -> None:
