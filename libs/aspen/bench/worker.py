@@ -62,32 +62,34 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                rec = {"task": task, "kwargs": kwargs, "status": "timeout",
-                       "seconds": time.perf_counter() - start,
-                       "note": f"did not finish within {timeout:.0f} s"}
-                if partial.exists():
-                    rec["partial"] = json.loads(partial.read_text())
-                return rec
+                return _with_partial(
+                    {"task": task, "kwargs": kwargs, "status": "timeout",
+                     "seconds": time.perf_counter() - start,
+                     "note": f"did not finish within {timeout:.0f} s"}, partial)
         seconds = time.perf_counter() - start
         if code != 0 or not out.exists():
-            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-            rec = {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
-                   "note": f"exit code {code}: {' | '.join(tail)[-400:]}"}
-            if partial.exists():  # what it measured before failing
-                rec["partial"] = json.loads(partial.read_text())
-            rec["errors"] = _error_lines(log)
-            return rec
+            lines = log.read_text(errors="replace").strip().splitlines()
+            return _with_partial(
+                {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
+                 "note": f"exit code {code}: {' | '.join(lines[-3:])[-400:]}",
+                 "errors": _error_lines(lines)}, partial)
         rss = Path(f"{out}{RSS_SUFFIX}")
         return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
                 "result": json.loads(out.read_text()),
                 "peak_rss_mb": float(rss.read_text()) if rss.exists() else None}
 
 
-def _error_lines(log: Path, keep: int = 12) -> list[str]:
-    """The last lines of a failed task's stderr that name an error (a JVM that died, a Python
+def _with_partial(rec: dict[str, Any], partial: Path) -> dict[str, Any]:
+    """``rec`` plus what a task that did not finish measured before (if it wrote anything)."""
+    if partial.exists():
+        rec["partial"] = json.loads(partial.read_text())
+    return rec
+
+
+def _error_lines(lines: list[str], keep: int = 12) -> list[str]:
+    """The last stderr lines of a failed task that name an error (a JVM that died, a Python
     worker that crashed), so that the record says why; the stderr itself is temporary."""
     words = ("ERROR", "Error", "Exception", "Killed", "FATAL", "exited")
-    lines = log.read_text(errors="replace").splitlines()
     return [line[:300] for line in lines if any(w in line for w in words)][-keep:]
 
 
