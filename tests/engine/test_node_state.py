@@ -138,12 +138,16 @@ class Workers:
     def hits(self) -> int:
         return sum(c.hits for c in self.caches)
 
-    def restore(self, me, state, backend=None):
+    def restore(self, me, state, backend=None, journal=(), blank=None):
         self.current = self.rng.choice(self.caches)
-        return self.current.restore(me, state, backend)
+        return self.current.restore(me, state, backend, journal, blank)
 
-    def put(self, me, state, node):
-        self.current.put(me, state, node)
+    @property
+    def replayed(self) -> int:
+        return sum(c.replayed for c in self.caches)
+
+    def put(self, me, state, node, applied=0):
+        self.current.put(me, state, node, applied)
 
 
 def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
@@ -167,6 +171,35 @@ def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
     warm = sum(c.warm for c in workers.caches)
     cold = sum(c.cold for c in workers.caches)
     assert warm > 0 and workers.hits > 0, (warm, cold, workers.hits)
+    assert workers.replayed > 0  # a worker brought its older copy up to date from the journal
+
+
+def test_a_node_restored_from_its_journal_equals_the_node_that_ran():
+    from aspen.engine.plan import PlanChoices
+    from aspen.engine.rounds import step_node
+
+    def step(state, journal, cache, facts=(), dead=()):
+        return step_node(0, 1, ("reachable",), PlanChoices(), state, journal=journal, facts=facts,
+                         dead=dead, flush=True, backend="python", cache=cache)
+
+    ran = NodeCache()
+    first = step(None, (), ran, facts=FACTS[:3])
+    assert first.dumped and first.journal == ()  # a new node is dumped once
+    second = step(first.state, (), ran, facts=FACTS[3:])
+    third = step(second.state, second.journal, ran, dead=("v4",))
+    assert not second.dumped and not third.dumped and len(third.journal) == 2
+    assert third.state == first.state  # no dump: the bytes of the batch start
+    elsewhere = NodeCache()
+    out = publish_node(third.state, backend="python", cache=elsewhere, me=0,
+                       journal=third.journal)
+    assert elsewhere.replayed == 2 and elsewhere.cold == 1
+    here = publish_node(third.state, backend="python", cache=ran, me=0, journal=third.journal)
+    assert ran.replayed == 0 and ran.hits >= 2
+    m = ProvenanceManager(backend="python")
+    assert out.changes["reachable"][1] == here.changes["reachable"][1] == []
+    rows = [{values: m.decode(data) for values, data in p.changes["reachable"][0]}
+            for p in (out, here)]
+    assert rows[0] == rows[1] and len(rows[0]) == 16  # every pair of a, b, c, d
 
 
 def test_publishing_a_cached_node_brings_its_deletion_index_up_to_date():

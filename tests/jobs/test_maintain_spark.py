@@ -120,10 +120,39 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     for partitions in (12, 1):  # another partition count: rebuilt, same views and functions
         assert not maintain_spark(lake, spark=spark, partitions=partitions).nothing_to_do
         assert_views_exact(lake)
+        if partitions == 12:
+            assert_only_the_nodes_that_ran_are_rewritten(spark, lake, tmp_path)
     maintain_local(lake, spark=spark, partitions=2)  # and back to the local runtime
     assert verify_lake(lake).ok
     runtimes = list(read_table(lake, "ledger").sort_values("batch_id")["runtime"])
-    assert runtimes == ["local", "spark", "spark", "spark", "spark", "local"]
+    assert runtimes == ["local", "spark", "spark", "spark", "spark", "spark", "local"]
+
+
+def _state_files(lake: Settings) -> dict[int, set[str]]:
+    """node → the data files of ``node_state`` holding its state (the table is partitioned)."""
+    actions = DeltaTable(lake.table_uri(NODE_STATE)).get_add_actions(flatten=True)
+    paths, nodes = (actions.column(c).to_pylist() for c in ("path", "partition.node"))
+    out: dict[int, set[str]] = {}
+    for path, node in zip(paths, nodes, strict=True):
+        out.setdefault(int(node), set()).add(path)
+    return out
+
+
+def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path: Path) -> None:
+    """A batch of one new link runs a few of the 12 nodes: the rounds read only their states,
+    and the MERGE rewrites only their files of ``node_state``."""
+    assert DeltaTable(lake.table_uri(NODE_STATE)).metadata().partition_columns == ["node"]
+    before = _state_files(lake)
+    ingest(spark, lake, tmp_path / "one-link.jsonl",
+           [{"op": "insert", "relation": "link", "src": "n5", "dst": "n6", "cost": 9.0}])
+    report = maintain_spark(lake, spark=spark, partitions=12)
+    assert_views_exact(lake)
+    metrics = read_table(lake, "metrics")
+    ran = set(metrics[(metrics["batch_id"] == report.batch_id) & (metrics["node"] >= 0)
+                      & (metrics["metric"] == "processed")]["node"])
+    after = _state_files(lake)
+    assert 0 < len(ran) < 12, ran
+    assert {n for n in after if after[n] != before.get(n)} == ran
 
 
 CRASH_POINTS = [

@@ -1,8 +1,10 @@
 """The round protocol (what the Spark runtime runs per partition) gives the local runtime's views
 and provenance functions, and the from-scratch views, after every batch.
 
-Every node's state round-trips through bytes each round and messages cross nodes as bytes, so
-this also checks the node codec. Modes: eager / lazy MinShip; 1, 4 and 12 partitions.
+Every node is restored from bytes each round and messages cross nodes as bytes, so this also
+checks the node codec; with ``compact_over=None`` a node's rounds since its last dump are
+replayed from its journal, with ``0`` it is dumped every round. Modes: eager / lazy MinShip; 1, 4
+and 12 partitions.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from aspen.views import VIEWS
 K = 20.0
 
 
+@pytest.mark.parametrize("compact_over", [None, 0])
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
 @settings(max_examples=15, deadline=None)
 @given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
-def test_rounds_equal_local_and_scratch(mode, program, partitions):
+def test_rounds_equal_local_and_scratch(mode, compact_over, program, partitions):
     local = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, k=K)
-    rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode)
+    rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode,
+                          compact_over=compact_over)
     for step in interpret(program):
         local.apply(step.batch)
         local.flush()

@@ -2,8 +2,16 @@
 
 A batch runs in rounds. In round 0 every node kills the batch's dead variables and inserts the
 base facts it owns; in every round each node that has mail (or must flush) is restored from its
-state bytes, takes its messages, runs to local quiescence, and returns its new state bytes and
-its outbox — the messages of the next round. When a round sends nothing, the batch enters its
+state, takes its messages, runs to local quiescence, and returns its new state and its outbox —
+the messages of the next round.
+
+A node's state within a batch is its state bytes at the batch start (or at its last compaction)
+plus its *journal*: the :class:`RoundInput` of every round it ran since. A worker that holds the
+node in memory (:class:`NodeCache`) applies only the new round; any other worker restores the
+bytes and replays the journal (the outboxes of replayed rounds are discarded: they were sent).
+So a round does not dump the node — a dump walks the whole state, about a second per 1,000-node
+query node — unless the journal outgrows a share of the state bytes (:func:`needs_compaction`);
+:func:`publish_node` dumps once per batch and starts an empty journal. When a round sends nothing, the batch enters its
 *flush phase*: from then on every round also fires the MinShip buffers of the nodes that run (lazy
 mode ships buffered derivations only then), so a buffered derivation travels one hop per round
 rather than one hop per two; the batch ends when a flush round sends nothing. Then :func:`publish_node` lists, per view and node, the rows that appeared or
@@ -22,9 +30,12 @@ changed and the tuples that left since the node last published.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import io
+import pickle
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,34 +43,110 @@ from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.node import NodeRuntime, decode_message, encode_message
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
+from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundRuntime", "publish_node",
-           "step_node"]
+__all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput", "RoundRuntime",
+           "decode_journal", "encode_journal", "needs_compaction", "publish_node", "step_node"]
+
+#: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
+#: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger: replaying it on a worker that
+#: does not hold the node then costs at most a fraction of what the dump saved.
+JOURNAL_SHARE = 0.25
+JOURNAL_MIN_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class RoundInput:
+    """What a node took in one round: the dead variables, its base facts, its messages
+    (``(sender, message bytes)``) and whether the round fired the MinShip buffers."""
+
+    dead: tuple[str, ...] = ()
+    facts: tuple[BaseFact, ...] = ()
+    inbox: tuple[tuple[int, bytes], ...] = ()
+    flush: bool = False
+
+    @property
+    def size(self) -> int:
+        """Approximate bytes (the messages' bytes, plus a little per fact and variable)."""
+        return sum(len(data) for _src, data in self.inbox) + 64 * (len(self.facts)
+                                                                   + len(self.dead))
+
+    def apply(self, node: NodeRuntime) -> list[list]:
+        """Run this round on ``node``; returns its raw outbox ``[dst, target, port, update]``."""
+        node.kill(frozenset(self.dead))
+        for fact in self.facts:
+            node.insert(fact)
+        for src, data in self.inbox:
+            target, port, update = decode_message(data, node.manager)
+            node.receive(src, target, port, update)
+        return node.run(flush=self.flush)
+
+
+def encode_journal(entries: Iterable[RoundInput]) -> bytes:
+    """Journal bytes: one pickle per entry, so appending is a concatenation.
+
+    >>> entries = (RoundInput(dead=("v1",)), RoundInput(flush=True))
+    >>> decode_journal(encode_journal(entries[:1]) + encode_journal(entries[1:])) == entries
+    True
+    """
+    return b"".join(pickle.dumps(e, protocol=pickle.HIGHEST_PROTOCOL) for e in entries)
+
+
+def decode_journal(data: bytes | None) -> tuple[RoundInput, ...]:
+    """The entries of :func:`encode_journal` bytes (our own journal only: pickle)."""
+    if not data:
+        return ()
+    stream, out = io.BytesIO(data), []
+    while stream.tell() < len(data):
+        out.append(pickle.load(stream))
+    return tuple(out)
+
+
+def needs_compaction(state: bytes | None, journal: Sequence[RoundInput],
+                     limit: int | None = None) -> bool:
+    """Whether a node with ``journal`` since ``state`` should be dumped now (``limit``: a fixed
+    budget in journal bytes; 0 dumps every round). A node without state bytes is dumped.
+
+    >>> needs_compaction(b"x" * 10, [RoundInput(dead=("v1",))]), needs_compaction(b"x", [], 0)
+    (False, True)
+    """
+    if not state:  # a node's first round: later restores need bytes to start from
+        return True
+    size = sum(entry.size for entry in journal)
+    if limit is None:
+        limit = max(JOURNAL_MIN_BYTES, int(JOURNAL_SHARE * len(state or b"")))
+    return size >= limit
 
 
 @dataclass
 class NodeStep:
     """What one node did in one round."""
 
-    state: bytes
+    state: bytes | None                # state bytes (the same as given unless ``dumped``)
+    journal: tuple[RoundInput, ...]    # the rounds run since ``state``, this one included
     outbox: list[tuple[int, bytes]]   # (destination node, encoded message)
     pending: bool                      # a MinShip buffer holds something
     processed: int = 0                 # messages and facts taken in
     seconds: float = 0.0
-    decode_seconds: float = 0.0        # restoring the node from its state bytes (0: a cache hit)
+    decode_seconds: float = 0.0        # restoring the node (0: a cache hit with nothing to replay)
+    replayed: int = 0                  # journal entries replayed to restore it
+    dumped: bool = False               # the journal was compacted into new state bytes
 
 
 class NodeCache:
-    """Nodes this process restored, by node and the digest of their state bytes.
+    """Nodes this process restored, by node, the digest of their state bytes and how many
+    journal entries they have applied since.
 
-    Content-addressed, so a hit is exactly the node the bytes would restore; an entry is taken
-    out while its node runs (a failed step cannot leave a half-updated node behind) and put back
-    under the digest of the new state. A Spark task whose node ran last in this Python worker
-    skips decoding its state. When the worker holds an older restoration of the node (the node
-    ran elsewhere since), :meth:`restore` loads *warm*: it decodes only the formula segments
-    appended since. Otherwise it decodes the bytes, as without the cache.
+    Content-addressed, so a hit is exactly the node the bytes and the journal's first entries
+    would restore; an entry is taken out while its node runs (a failed step cannot leave a
+    half-updated node behind) and put back with what it then stands for. A Spark task whose node
+    ran last in this Python worker skips decoding its state and replays only the journal entries
+    it has not seen (none, when the node's previous round ran here). When the worker holds an
+    older restoration of the node (the node was compacted elsewhere since), :meth:`restore`
+    loads *warm*: it decodes only the formula segments appended since. Otherwise it decodes the
+    bytes, as without the cache.
 
     >>> cache = NodeCache()
     >>> node = NodeRuntime(0, 1, backend="python")
@@ -71,46 +158,57 @@ class NodeCache:
     """
 
     def __init__(self) -> None:
-        self._nodes: dict[int, tuple[bytes, NodeRuntime]] = {}
-        self.hits = self.warm = self.cold = 0
+        self._nodes: dict[int, tuple[bytes, int, NodeRuntime]] = {}
+        self.hits = self.warm = self.cold = self.replayed = 0
 
     @staticmethod
-    def _digest(state: bytes) -> bytes:
-        return hashlib.blake2b(state, digest_size=16).digest()
+    def _digest(state: bytes | None) -> bytes:
+        return hashlib.blake2b(state or b"", digest_size=16).digest()
 
-    def restore(self, me: int, state: bytes, backend: str | None = None
-                ) -> tuple[NodeRuntime, str]:
-        """Node ``me`` as ``state`` stands for, and how it was obtained: ``hit`` (cached),
-        ``warm`` (an older entry plus the segments appended since) or ``cold`` (decoded). The
-        entry is taken out of the cache until :meth:`put` returns it."""
+    def restore(self, me: int, state: bytes | None, backend: str | None = None,
+                journal: Sequence[RoundInput] = (),
+                blank: Callable[[], NodeRuntime] | None = None) -> tuple[NodeRuntime, str]:
+        """Node ``me`` as ``state`` plus ``journal`` stand for, and how it was obtained: ``hit``
+        (cached), ``warm`` (an older entry plus the segments appended since), ``cold``
+        (decoded) or ``new`` (no state bytes yet: ``blank()``); all but a hit replay the whole
+        journal. The entry is taken out of the cache until :meth:`put` returns it."""
         entry = self._nodes.pop(me, None)
-        if entry is not None and entry[0] == self._digest(state):
+        if entry is not None and entry[0] == self._digest(state) and entry[1] <= len(journal):
             self.hits += 1
-            return entry[1], "hit"
-        node = NodeRuntime.load(state, backend, warm=entry[1] if entry else None)
-        if entry is not None and node.manager is entry[1].manager:
-            self.warm += 1
-            return node, "warm"
-        self.cold += 1
-        return node, "cold"
+            node, how, seen = entry[2], "hit", entry[1]
+        elif not state:
+            if blank is None:
+                raise EngineError(f"node {me} has no state bytes to restore")
+            node, how, seen = blank(), "new", 0
+        else:
+            node = NodeRuntime.load(state, backend, warm=entry[2] if entry else None)
+            how = "warm" if entry is not None and node.manager is entry[2].manager else "cold"
+            self.warm += how == "warm"
+            self.cold += how == "cold"
+            seen = 0
+        for item in journal[seen:]:
+            item.apply(node)  # its outbox was sent when the round ran
+        self.replayed += len(journal) - seen
+        return node, how
 
-    def put(self, me: int, state: bytes, node: NodeRuntime) -> None:
-        """Remember ``node`` as the restoration of ``state``."""
-        self._nodes[me] = (self._digest(state), node)
+    def put(self, me: int, state: bytes | None, node: NodeRuntime, applied: int = 0) -> None:
+        """Remember ``node`` as ``state`` with the first ``applied`` journal entries applied."""
+        self._nodes[me] = (self._digest(state), applied, node)
 
 
 def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoices,
-             state: bytes | None, backend: str | None, cache: NodeCache | None
-             ) -> tuple[NodeRuntime, float]:
-    """The node ``state`` stands for, and the seconds spent decoding it (0 on a cache hit)."""
-    if not state:
-        return NodeRuntime(me, partitions, views, backend, choices=choices), 0.0
+             state: bytes | None, journal: Sequence[RoundInput], backend: str | None,
+             cache: NodeCache | None) -> tuple[NodeRuntime, float, int]:
+    """The node ``state`` and ``journal`` stand for, the seconds spent restoring it (0 on a
+    cache hit with nothing to replay) and the journal entries replayed."""
     started = time.perf_counter()
-    if cache is None:
-        node, how = NodeRuntime.load(state, backend), "cold"
-    else:
-        node, how = cache.restore(me, state, backend)
-    return node, 0.0 if how == "hit" else max(time.perf_counter() - started, 1e-9)
+    cache = cache if cache is not None else NodeCache()  # none: a throwaway, every step decodes
+    before = cache.replayed
+    node, how = cache.restore(me, state, backend, journal, blank=functools.partial(
+        NodeRuntime, me, partitions, views, backend, choices=choices))
+    replayed = cache.replayed - before
+    quick = how == "new" or (how == "hit" and not replayed)
+    return node, 0.0 if quick else max(time.perf_counter() - started, 1e-9), replayed
 
 
 def step_node(
@@ -120,35 +218,34 @@ def step_node(
     choices: PlanChoices,
     state: bytes | None,
     *,
+    journal: Sequence[RoundInput] = (),
     dead: Iterable[str] = (),
     facts: Iterable[BaseFact] = (),
     inbox: Iterable[tuple[int, bytes]] = (),
     flush: bool = False,
     backend: str | None = None,
     cache: NodeCache | None = None,
+    compact_over: int | None = None,
 ) -> NodeStep:
-    """One round of node ``me``: restore, kill ``dead``, insert ``facts``, take ``inbox``
-    (``(sender, message bytes)``), run; return the new state and the outbox."""
+    """One round of node ``me``: restore it (``state`` and the ``journal`` since), kill
+    ``dead``, insert ``facts``, take ``inbox`` (``(sender, message bytes)``), run; return the
+    state and journal it now stands for, and the outbox. The node is dumped (and the journal
+    emptied) only when :func:`needs_compaction` says so (``compact_over``: its byte budget)."""
     started = time.perf_counter()
-    node, decode_seconds = _restore(me, partitions, views, choices, state, backend, cache)
-    node.kill(frozenset(dead))
-    processed = 0
-    for fact in facts:
-        node.insert(fact)
-        processed += 1
-    for src, data in inbox:
-        target, port, update = decode_message(data, node.manager)
-        node.receive(src, target, port, update)
-        processed += 1
-    outbox = [
-        (dst, encode_message(target, port, update, node.manager))
-        for dst, target, port, update in node.run(flush=flush)
-    ]
-    new_state = node.dump()
+    node, decode_seconds, replayed = _restore(me, partitions, views, choices, state, journal,
+                                              backend, cache)
+    item = RoundInput(tuple(dead), tuple(facts), tuple(inbox), flush)
+    outbox = [(dst, encode_message(target, port, update, node.manager))
+              for dst, target, port, update in item.apply(node)]
+    new_journal = (*journal, item)
+    dumped = needs_compaction(state, new_journal, compact_over)
+    if dumped:
+        state, new_journal = node.dump(), ()
     if cache is not None:
-        cache.put(me, new_state, node)
-    return NodeStep(new_state, outbox, node.has_pending(), processed,
-                    time.perf_counter() - started, decode_seconds)
+        cache.put(me, state, node, len(new_journal))
+    return NodeStep(state, new_journal, outbox, node.has_pending(),
+                    len(item.facts) + len(item.inbox), time.perf_counter() - started,
+                    decode_seconds, replayed, dumped)
 
 
 #: A view's published changes on one node: (rows upserted with provenance bytes, tuples deleted).
@@ -166,14 +263,16 @@ class Published:
 
 
 def publish_node(
-    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1
+    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
+    journal: Sequence[RoundInput] = (),
 ) -> Published:
     """Per view, the rows of this node that appeared or changed since it last published (tuple,
-    provenance bytes or None) and the tuples it no longer holds; the node state remembering
-    them; the node's published rows and provenance bytes (kept incrementally). Only changed
-    rows are encoded."""
-    node, how = cache.restore(me, state, backend) if cache is not None \
-        else (NodeRuntime.load(state, backend), "cold")
+    provenance bytes or None) and the tuples it no longer holds; the node state (``state`` and
+    the ``journal`` since, compacted into new bytes) remembering them; the node's published rows
+    and provenance bytes (kept incrementally). Only changed rows are encoded."""
+    if cache is None:
+        cache = NodeCache()  # a throwaway: the node is decoded
+    node, how = cache.restore(me, state, backend, journal)
     encode = node.manager.encode
     changed: dict[str, PublishedChanges] = {}
     for view, (upserts, deletes) in node.view_changes().items():
@@ -184,21 +283,21 @@ def publish_node(
         for values, data in encoded:
             sizes[values] = len(data) if data is not None else 0
         changed[view] = (encoded, deletes)
-    new_state = node.dump() if changed else state
+    new_state = node.dump() if changed or journal else state
     if how == "hit":
         # the deletion index (not part of the state) of a node that stayed in this worker's
         # memory: brought up to date once per batch, in proportion to what the batch changed,
         # so that the next deletion does not pay for it. A node loaded from bytes would index
         # every entry: left to its first deletion, which may land on another worker anyway.
         node.index_provenance()
-    if cache is not None:
-        cache.put(node.me, new_state, node)
+    cache.put(node.me, new_state, node)
     return Published(new_state, changed, *node.published_totals())
 
 
 @dataclass
 class RoundRuntime:
-    """The round protocol in one process, every node's state round-tripping through bytes."""
+    """The round protocol in one process. Without a ``cache`` every node is restored from its
+    bytes and replays its journal each round (exercising the codec and the replay)."""
 
     views: Sequence[str] = ("reachable",)
     partitions: int = 4
@@ -206,12 +305,15 @@ class RoundRuntime:
     backend: str | None = None
     choices: PlanChoices | None = None
     states: dict[int, bytes] = field(default_factory=dict)
+    #: node → the rounds it ran since ``states[node]`` (emptied when it publishes)
+    journals: dict[int, tuple[RoundInput, ...]] = field(default_factory=dict)
     pending: set[int] = field(default_factory=set)
     #: view → tuple → (node that published it, provenance bytes or None)
     rows: dict[str, dict[tuple, tuple[int, bytes | None]]] = field(default_factory=dict)
     rounds: int = 0
     shipped: int = 0  # rows a Spark run would shuffle: messages and kill notices
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
+    compact_over: int | None = None  # journal bytes that trigger a dump (0: every round)
 
     def __post_init__(self) -> None:
         self.views = check_views(self.views)
@@ -237,11 +339,13 @@ class RoundRuntime:
             for me in sorted(nodes):
                 step = step_node(
                     me, self.partitions, self.views, self.choices, self.states.get(me),
+                    journal=self.journals.get(me, ()), compact_over=self.compact_over,
                     dead=dead if first else (), facts=facts.get(me, ()) if first else (),
                     inbox=mail.get(me, ()), flush=flushing, backend=self.backend,
                     cache=self.cache,
                 )
                 self.states[me] = step.state
+                self.journals[me] = step.journal
                 self.pending.discard(me)
                 if step.pending:
                     self.pending.add(me)
@@ -257,7 +361,7 @@ class RoundRuntime:
             flushing = True
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
-            out = publish_node(state, self.backend, self.cache, me)
+            out = publish_node(state, self.backend, self.cache, me, self.journals.pop(me, ()))
             self.states[me] = out.state
             for view, (upserts, deletes) in out.changes.items():
                 rows = self.rows.setdefault(view, {})

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "read_table", "replace_batch", "row_count", "table_exists", "table_version", "write_table",
+    "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
+    "table_exists", "table_version", "write_table",
 ]
 
 
@@ -49,6 +50,11 @@ def table_exists(settings: Settings, name: str) -> bool:
 def table_columns(settings: Settings, name: str) -> list[str]:
     """The column names of table ``name`` (from its Delta log)."""
     return [field.name for field in _open(settings, name).schema().fields]
+
+
+def partition_columns(settings: Settings, name: str) -> list[str]:
+    """The partition columns of table ``name`` (from its Delta log)."""
+    return list(_open(settings, name).metadata().partition_columns)
 
 
 def table_version(settings: Settings, name: str) -> int:

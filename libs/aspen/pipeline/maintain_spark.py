@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError
 from aspen.pipeline import ledger
-from aspen.pipeline.deltars import read_table, row_count, table_columns, table_exists
+from aspen.pipeline.deltars import (
+    partition_columns,
+    read_table,
+    row_count,
+    table_columns,
+    table_exists,
+)
 from aspen.pipeline.faults import crash_point
 from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
@@ -105,11 +111,14 @@ def _read_changes(spark: SparkSession, settings: Settings, after: int, through: 
         F.col("var").alias("name"), F.lit(None).cast("binary").alias("payload"),
         F.lit(None).cast("binary").alias("prov"), F.lit(None).cast("boolean").alias("pending"),
         F.lit(None).cast("boolean").alias("changed"), F.lit(None).cast("double").alias("value"),
+        F.lit(None).cast("binary").alias("journal"),
     )
     return facts, kills
 
 
 def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
+    """The committed node states as ``state`` rows; ``node_state`` is partitioned by node, so a
+    filter on ``node`` reads only those nodes' files."""
     from pyspark.sql import functions as F
 
     return spark.read.format("delta").load(settings.table_uri(NODE_STATE)).select(
@@ -117,7 +126,50 @@ def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
         F.lit(None).cast("int").alias("src"), F.lit(None).cast("string").alias("name"),
         F.col("state").alias("payload"), F.lit(None).cast("binary").alias("prov"),
         F.col("pending"), F.lit(False).alias("changed"), F.lit(None).cast("double").alias("value"),
+        F.lit(None).cast("binary").alias("journal"),
     )
+
+
+def _release(frame: DataFrame) -> None:
+    """Drop the blocks of a ``localCheckpoint``-ed DataFrame now, rather than when the JVM's
+    garbage collector lets Spark's context cleaner find it unreferenced."""
+    frame._jdf.queryExecution().analyzed().rdd().unpersist(False)
+
+
+@dataclass
+class _StateRows:
+    """Where each node's current ``state`` row is: in the committed ``node_state`` table until
+    the node first runs, then in the checkpointed output of the last round that ran it. A round
+    reads the rows of the nodes it runs only, so a node that does not run costs nothing; a
+    round's output is released once no node's row and no mail is left in it."""
+
+    stored: DataFrame
+    held: dict[int, int] = field(default_factory=dict)        # node → round holding its row
+    outputs: dict[int, DataFrame] = field(default_factory=dict)  # round → its output
+
+    def of(self, nodes: set[int]) -> DataFrame:
+        """The current state rows of ``nodes`` (a node without one has none)."""
+        by_round: dict[int, set[int]] = defaultdict(set)
+        for node in nodes:
+            by_round[self.held.get(node, -1)].add(node)
+        parts = [(self.stored if r < 0 else self.outputs[r].where("kind = 'state'"))
+                 .where(_node_in(ns)) for r, ns in sorted(by_round.items())]
+        parts = parts or [self.stored.where("false")]
+        return functools.reduce(lambda a, b: a.unionByName(b), parts)
+
+    def ran(self, round_no: int, out: DataFrame, nodes: set[int]) -> None:
+        """Round ``round_no`` ran ``nodes`` (their rows are now in ``out``)."""
+        self.outputs[round_no] = out
+        self.held.update(dict.fromkeys(nodes, round_no))
+        kept = set(self.held.values()) | {round_no}  # the last round's output holds the mail
+        for r in [r for r in self.outputs if r not in kept]:
+            _release(self.outputs.pop(r))
+
+    def release(self) -> None:
+        """Release every round's output (after the publish read the last of them)."""
+        for out in self.outputs.values():
+            _release(out)
+        self.outputs.clear()
 
 
 def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame:
@@ -138,22 +190,25 @@ def _control(out: DataFrame) -> list[Any]:
         F.length("payload").cast("long").alias("bytes")).collect()
 
 
-def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_active: set[int],
-                config: RoundConfig, stats: SparkBatchStats) -> tuple[DataFrame, set[int]]:
-    """Rounds to quiescence, then flush rounds until a flush round sends nothing.
+def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_active: set[int],
+                config: RoundConfig, stats: SparkBatchStats) -> set[int]:
+    """Rounds to quiescence, then flush rounds until a flush round sends nothing; returns the
+    nodes that ran.
 
-    Every node's state row takes part in every round (a node without mail passes it through
-    unchanged), so a round's input is the last round's checkpointed output and the plan stays
-    one shuffle deep however many rounds a batch takes."""
+    A round's input is the state rows of the nodes it runs (those with mail, and in a flush
+    round those with buffered MinShip entries) and the mail, both read from checkpoints, so the
+    plan stays one shuffle deep however many rounds a batch takes."""
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
         round_config = RoundConfig(config.partitions, config.views, config.choices, flushing)
         started = time.perf_counter()
-        out = _round(states, mail, round_config)
+        nodes = active | (pending if flushing else set())
+        out = _round(rows.of(nodes), mail, round_config)
         control = _control(out)
         stats.spark_jobs += 2
         stats.rounds += 1
+        rows.ran(stats.rounds, out, nodes)
         stats.phase_seconds["rounds"] += time.perf_counter() - started
         crash_point(f"maintain:after-round-{stats.rounds}")
         active = set()
@@ -176,17 +231,18 @@ def _run_rounds(spark: SparkSession, states: DataFrame, mail: DataFrame, first_a
                     stats.node[row.node]["state_bytes"] = float(row.bytes)
             else:
                 stats.node[row.node][row.name] += row.value
-        states = out.where("kind = 'state'")
         mail = out.where("kind = 'msg'")
         if active:  # once flushing, every round flushes: the flush phase ships one hop a round
             continue
         if flushing or not pending:
-            return states, ran
+            return ran
         flushing = True
 
 
-def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, batch_id: int,
-                  rebuild: bool) -> None:
+def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, ran: set[int],
+                  batch_id: int, rebuild: bool) -> None:
+    """MERGE the states of the nodes that ran into ``node_state``, partitioned by node: only
+    their partitions' files are read and rewritten."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -200,16 +256,22 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
         F.lit(batch_id).cast("long").alias("batch_id"))
     uri = settings.table_uri(NODE_STATE)
     if rebuild or not table_exists(settings, NODE_STATE):
-        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(uri)
+        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true") \
+            .partitionBy("node").save(uri)
         return
-    (DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), "t.node = s.node")
+    if not ran:
+        return
+    (DeltaTable.forPath(spark, uri).alias("t")
+     .merge(rows.alias("s"), f"t.node = s.node AND t.{_node_in(ran)}")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
 
 
 def _state_is_current(settings: Settings) -> bool:
-    """Whether ``node_state`` exists and was written by this version's layout."""
+    """Whether ``node_state`` exists and was written by this version's layout (its columns,
+    partitioned by node)."""
     return table_exists(settings, NODE_STATE) and \
-        set(NODE_STATE_COLUMNS) <= set(table_columns(settings, NODE_STATE))
+        set(NODE_STATE_COLUMNS) <= set(table_columns(settings, NODE_STATE)) and \
+        partition_columns(settings, NODE_STATE) == ["node"]
 
 
 def _provenance_totals(settings: Settings) -> dict[str, float]:
@@ -332,14 +394,17 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     stats.rows_shipped += stats.kill_rows
     stats.phase_seconds["read"] = time.perf_counter() - started_read
 
+    state_rows = _StateRows(states)
     ran: set[int] = set()
     if first_active:
-        states, ran = _run_rounds(spark, states, facts.unionByName(kills), first_active, config,
-                                  stats)
+        ran = _run_rounds(spark, state_rows, facts.unionByName(kills), first_active, config,
+                          stats)
 
     started_publish = time.perf_counter()
-    published = states.where(_node_in(ran)).groupBy("node").applyInPandas(
+    published = state_rows.of(ran).groupBy("node").applyInPandas(
         node_publish, ROUND_DDL).localCheckpoint(eager=True)
+    state_rows.release()
+    _release(facts)
     marks = set()
     for row in published.where("kind IN ('view', 'drop', 'stat')").select(
             "kind", "node", "name", "value").distinct().collect():
@@ -351,7 +416,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
     started_write = time.perf_counter()
-    _merge_states(spark, settings, published, entry.batch_id, rebuild)
+    _merge_states(spark, settings, published, ran, entry.batch_id, rebuild)
     crash_point("maintain:after-state")
     changed_views = [v for v in views
                      if v in marks or rebuild or not table_exists(settings, v)]
@@ -368,6 +433,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         for view, future in futures.items():
             report.view_changes[view] = future.result()
     stats.spark_jobs += 2 * len(changed_views) + 1
+    _release(published)
     for view in views:
         report.view_sizes[view] = row_count(settings, view)
     stats.phase_seconds["write"] = time.perf_counter() - started_write

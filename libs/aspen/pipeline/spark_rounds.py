@@ -4,8 +4,9 @@ Every DataFrame of the Spark runtime has one schema, :data:`ROUND_DDL`; a row's 
 what it is:
 
 =========  ==========================================================================
-``state``  a node's operator state (``payload``; ``pending``: a MinShip buffer holds
-           something; ``changed``: the node ran in this batch)
+``state``  a node's operator state: ``payload`` its state bytes at the batch start or last
+           compaction, ``journal`` the rounds it ran since (:mod:`aspen.engine.rounds`);
+           ``pending``: a MinShip buffer holds something; ``changed``: it ran this batch
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
@@ -23,7 +24,7 @@ what it is:
 >>> from aspen.engine.batch import BaseFact
 >>> rows = pd.DataFrame([{"node": 0, "kind": "fact", "src": None, "name": None,
 ...     "payload": pickle.dumps(BaseFact("link", ("a", "b", 1.0), "v1")), "prov": None,
-...     "pending": None, "changed": None, "value": None}])
+...     "pending": None, "changed": None, "value": None, "journal": None}])
 >>> sorted(node_round(cfg, rows)["kind"].unique())
 ['stat', 'state']
 """
@@ -37,7 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
-from aspen.engine.rounds import NodeCache, publish_node, step_node
+from aspen.engine.rounds import (
+    NodeCache,
+    decode_journal,
+    encode_journal,
+    publish_node,
+    step_node,
+)
 from aspen.pipeline.changes import fact_from_row
 from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
 
@@ -51,7 +58,7 @@ __all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "node_publish", "node_ro
 
 ROUND_DDL = (
     "node INT, kind STRING, src INT, name STRING, payload BINARY, prov BINARY, "
-    "pending BOOLEAN, changed BOOLEAN, value DOUBLE"
+    "pending BOOLEAN, changed BOOLEAN, value DOUBLE, journal BINARY"
 )
 ROUND_COLUMNS = tuple(part.split()[0] for part in ROUND_DDL.split(", "))
 #: Nodes restored by this Python worker (content-addressed: a hit skips decoding a state).
@@ -99,12 +106,20 @@ def _var_number(var: str) -> int:
     return int(digits) if digits else 0
 
 
+def _journal_bytes(value: Any) -> bytes:
+    """A state row's journal (null, as a stored state's, is empty)."""
+    return bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) else b""
+
+
 def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
-    """One round of one node (all of ``rows`` share ``node``): see :func:`step_node`."""
+    """One round of one node (all of ``rows`` share ``node``): see :func:`step_node`. The state
+    row it returns keeps the state bytes it was given and the journal with this round appended,
+    unless the node was compacted (dumped) into new bytes."""
     me = int(rows["node"].iloc[0])
     kind = rows["kind"]
     states = rows[kind == "state"]
     state = bytes(states["payload"].iloc[0]) if len(states) else None
+    journal = _journal_bytes(states["journal"].iloc[0]) if len(states) else b""
     pending = bool(states["pending"].iloc[0]) if len(states) else False
     facts = [pickle.loads(bytes(p)) for p in rows.loc[kind == "fact", "payload"]]
     facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
@@ -112,15 +127,17 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     mail = rows[kind == "msg"]
     if state is not None and not facts and not dead and mail.empty \
             and not (config.flush and pending):
-        return _frame([_row(me, "state", payload=state, pending=pending,
+        return _frame([_row(me, "state", payload=state, journal=journal, pending=pending,
                             changed=bool(states["changed"].iloc[0]))])
     step = step_node(
         me, config.partitions, config.views, config.choices or PlanChoices(), state,
-        dead=dead, facts=facts,
+        journal=decode_journal(journal), dead=dead, facts=facts,
         inbox=[(int(s), bytes(p)) for s, p in zip(mail["src"], mail["payload"], strict=True)],
         flush=config.flush, cache=_CACHE,
     )
-    out = [_row(me, "state", payload=step.state, pending=step.pending, changed=True)]
+    journal = b"" if step.dumped else journal + encode_journal(step.journal[-1:])
+    out = [_row(me, "state", payload=step.state, journal=journal, pending=step.pending,
+                changed=True)]
     out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
     sent: dict[int, list[int]] = {}
     for dst, data in step.outbox:
@@ -135,6 +152,8 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
         _row(me, "stat", name="time_s", value=step.seconds),
         _row(me, "stat", name="decode_s", value=step.decode_seconds),
         _row(me, "stat", name="decodes", value=float(step.decode_seconds > 0)),
+        _row(me, "stat", name="replayed", value=float(step.replayed)),
+        _row(me, "stat", name="dumps", value=float(step.dumped)),
         _row(me, "stat", name="kills", value=float(len(dead))),
         _row(me, "stat", name="facts", value=float(len(facts))),
     ]
@@ -149,10 +168,11 @@ def _json_row(view: str, values: tuple) -> bytes:
 
 def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
     """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
-    published, and the node state remembering them."""
+    published, and the node state remembering them (its journal compacted into the bytes)."""
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
-    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me)
+    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me,
+                             journal=decode_journal(_journal_bytes(state_row["journal"])))
     out = [_row(me, "state", payload=published.state, pending=bool(state_row["pending"]),
                 changed=True),
            _row(me, "stat", name="view_rows", value=float(published.view_rows)),

@@ -185,8 +185,20 @@ def _runs_locally(master: str | None) -> bool:
     return master.startswith("local")
 
 
+#: Loggers whose warnings say nothing to an Aspen user: releasing a round's local checkpoint on
+#: purpose warns, once per round, that its lineage cannot be recomputed.
+_QUIET_LOGGERS = ("org.apache.spark.rdd.MapPartitionsRDD",)
+
+
 def _quiet_logs(spark: SparkSession) -> None:
     spark.sparkContext.setLogLevel(_log_level())
+    jvm = spark.sparkContext._jvm
+    try:
+        log4j = jvm.org.apache.logging.log4j
+        for name in _QUIET_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
+    except Exception:  # noqa: BLE001 - another logging backend: the warnings stay
+        pass
 
 
 def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = None) -> SparkSession:
