@@ -120,15 +120,10 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     states = rows[kind == "state"]
     state = bytes(states["payload"].iloc[0]) if len(states) else None
     journal = _journal_bytes(states["journal"].iloc[0]) if len(states) else b""
-    pending = bool(states["pending"].iloc[0]) if len(states) else False
     facts = [pickle.loads(bytes(p)) for p in rows.loc[kind == "fact", "payload"]]
     facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
     dead = [str(v) for v in rows.loc[kind == "kill", "name"]]
     mail = rows[kind == "msg"]
-    if state is not None and not facts and not dead and mail.empty \
-            and not (config.flush and pending):
-        return _frame([_row(me, "state", payload=state, journal=journal, pending=pending,
-                            changed=bool(states["changed"].iloc[0]))])
     step = step_node(
         me, config.partitions, config.views, config.choices or PlanChoices(), state,
         journal=decode_journal(journal), dead=dead, facts=facts,
