@@ -132,7 +132,8 @@ def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
 
 def _release(frame: DataFrame) -> None:
     """Drop the blocks of a ``localCheckpoint``-ed DataFrame now, rather than when the JVM's
-    garbage collector lets Spark's context cleaner find it unreferenced."""
+    garbage collector lets Spark's context cleaner find it unreferenced (classic PySpark: the
+    checkpointed RDD sits under the DataFrame's ``LogicalRDD`` plan)."""
     frame._jdf.queryExecution().analyzed().rdd().unpersist(False)
 
 
