@@ -23,11 +23,21 @@ from aspen.views import VIEWS
 K = 20.0
 
 
-@pytest.mark.parametrize("compact_over", [2**40, 0])
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
 @settings(max_examples=15, deadline=None)
 @given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
-def test_rounds_equal_local_and_scratch(mode, compact_over, program, partitions):
+def test_rounds_equal_local_and_scratch(mode, program, partitions):
+    check_rounds(mode, program, partitions, compact_over=2**40)
+
+
+@pytest.mark.parametrize("mode", ["eager", "lazy"])
+@settings(max_examples=5, deadline=None)
+@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
+def test_rounds_dumping_every_round_equal_local_and_scratch(mode, program, partitions):
+    check_rounds(mode, program, partitions, compact_over=0)
+
+
+def check_rounds(mode, program, partitions, compact_over):
     local = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, k=K)
     rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode,
                           compact_over=compact_over)
