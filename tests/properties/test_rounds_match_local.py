@@ -4,8 +4,7 @@ and provenance functions, and the from-scratch views, after every batch.
 Every node is restored from bytes each round and messages cross nodes as bytes, so this also
 checks the node codec; with a large ``compact_over`` a node is dumped only when it publishes, so
 its rounds of the batch are replayed from its journal every round; with ``0`` it is dumped every
-round. Modes: eager / lazy MinShip; 1, 4
-and 12 partitions.
+round. Modes: eager / lazy MinShip; 1, 4 and 12 partitions.
 """
 
 from __future__ import annotations

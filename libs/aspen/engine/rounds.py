@@ -3,19 +3,20 @@
 A batch runs in rounds. In round 0 every node kills the batch's dead variables and inserts the
 base facts it owns; in every round each node that has mail (or must flush) is restored from its
 state, takes its messages, runs to local quiescence, and returns its new state and its outbox —
-the messages of the next round.
+the messages of the next round. When a round sends nothing, the batch enters its *flush phase*:
+from then on every round also fires the MinShip buffers of the nodes that run (lazy mode ships
+buffered derivations only then), so a buffered derivation travels one hop per round rather than
+one hop per two; the batch ends when a flush round sends nothing. Then :func:`publish_node`
+lists, per view and node, the rows that appeared or changed and the tuples that left since the
+node last published.
 
 A node's state within a batch is its state bytes at the batch start (or at its last compaction)
 plus its *journal*: the :class:`RoundInput` of every round it ran since. A worker that holds the
 node in memory (:class:`NodeCache`) applies only the new round; any other worker restores the
 bytes and replays the journal (the outboxes of replayed rounds are discarded: they were sent).
 So a round does not dump the node — a dump walks the whole state, about a second per 1,000-node
-query node — unless the journal outgrows a share of the state bytes (:func:`needs_compaction`);
-:func:`publish_node` dumps once per batch and starts an empty journal. When a round sends nothing, the batch enters its
-*flush phase*: from then on every round also fires the MinShip buffers of the nodes that run (lazy
-mode ships buffered derivations only then), so a buffered derivation travels one hop per round
-rather than one hop per two; the batch ends when a flush round sends nothing. Then :func:`publish_node` lists, per view and node, the rows that appeared or
-changed and the tuples that left since the node last published.
+query node — unless :func:`needs_compaction` says the journal has grown too large or too costly
+to replay; :func:`publish_node` dumps once per batch and starts an empty journal.
 
 :func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
 :class:`RoundRuntime` drives them in-process (the reference the Spark path is tested against).
