@@ -51,6 +51,26 @@ for artifact in "io.delta:delta-spark_${SPARK_MINOR}_2.13:${DELTA_VERSION}" "io.
       || { tail -20 /tmp/aspen-mvn.log >&2; die "Maven could not fetch $artifact (is Maven Central reachable?)."; }
   fi
 done
+# The compiled inner loop of the BDD forest decoder (aspen.provenance.forest_native): plain C,
+# no headers; rebuilt when its source changes. Needs a C compiler (Debian package gcc).
+FOREST_SRC=libs/aspen/provenance/forest.c
+FOREST_LIB=libs/aspen/provenance/_forest.so
+forest_sum=$(sha256sum "$FOREST_SRC" | cut -c1-16)
+if [ ! -f "$STAMPS/forest-$forest_sum" ] || [ ! -f "$FOREST_LIB" ]; then
+  if ! command -v cc >/dev/null 2>&1; then
+    command -v apt-get >/dev/null 2>&1 \
+      || die "a C compiler is required to build $FOREST_LIB and apt-get is unavailable: install gcc."
+    echo "setup: installing gcc (apt-get)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends gcc libc6-dev; } \
+      >/tmp/aspen-apt.log 2>&1 \
+      || { tail -20 /tmp/aspen-apt.log >&2; die "apt-get could not install gcc (are you root, is the Debian mirror reachable?)."; }
+  fi
+  echo "setup: compiling $FOREST_LIB"
+  cc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$FOREST_LIB" "$FOREST_SRC" \
+    || die "compiling $FOREST_SRC failed (see the compiler output above)."
+  rm -f "$STAMPS"/forest-*
+  touch "$STAMPS/forest-$forest_sum"
+fi
 # Headless Chromium for the dashboard's browser test (Playwright drives the Debian binary; it never
 # downloads its own browsers). Skipped when chromium is already on PATH.
 if [ ! -f "$STAMPS/chromium" ] || ! command -v chromium >/dev/null 2>&1; then
@@ -64,4 +84,4 @@ if [ ! -f "$STAMPS/chromium" ] || ! command -v chromium >/dev/null 2>&1; then
   fi
   touch "$STAMPS/chromium"
 fi
-echo "setup: ready (.venv, $JARS, chromium)"
+echo "setup: ready (.venv, $JARS, $FOREST_LIB, chromium)"

@@ -22,8 +22,8 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
-from aspen.engine.cudd_native import cudd_handle
 from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.cudd_native import cudd_handle
 
 __all__ = ["implication_test"]
 

@@ -22,8 +22,10 @@ the BDD byte codec (variable names, not manager ids), so each node keeps its own
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from aspen.engine.batch import BaseFact
@@ -35,7 +37,8 @@ from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
-__all__ = ["Message", "NodeRuntime", "ViewChanges", "decode_message", "encode_message"]
+__all__ = ["Message", "NodeRuntime", "ViewChanges", "collection_paused", "decode_message",
+           "encode_message"]
 
 #: 2: formulas in segments of a :class:`SegmentedCodec`; published rows kept as formulas.
 _NODE_STATE_VERSION = 2
@@ -67,6 +70,24 @@ def decode_message(data: bytes, manager: ProvenanceManager) -> tuple[str, str, U
     target, port, op, relation, values, pv, deleted = pickle.loads(data)
     formula = None if pv is None else manager.decode(pv)
     return target, port, Update(op, relation, values, formula, frozenset(deleted))
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a restore allocates millions of tuples and none of
+    them is garbage, yet each full collection would walk them all.
+
+    >>> with collection_paused():
+    ...     gc.isenabled()
+    False
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class NodeRuntime(LocalRuntime):
@@ -236,6 +257,11 @@ class NodeRuntime(LocalRuntime):
         manager and decoded formulas when its segments are a prefix of the state's: only the
         segments appended since are decoded (a *warm* load; otherwise a cold one).
         """
+        with collection_paused():
+            return cls._load(data, backend, warm)
+
+    @classmethod
+    def _load(cls, data: bytes, backend: str | None, warm: NodeRuntime | None) -> NodeRuntime:
         payload = read_state_payload(data, _NODE_STATE_VERSION, "node state")
         codec = None
         if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (

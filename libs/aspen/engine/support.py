@@ -5,7 +5,7 @@ find them through an index variable → entries, built from formula supports
 (:class:`~aspen.engine.operators.store.ProvenanceStore`). Building it is the bulk of the first
 deletion after a large build (every entry's support, tens of millions of variables at 1,000
 nodes), and ``dd.cudd``'s ``support`` turns each variable into its Python name. For a CUDD
-manager this module calls ``Cudd_SupportIndices`` instead (:mod:`aspen.engine.cudd_native`) and
+manager this module calls ``Cudd_SupportIndices`` instead (:mod:`aspen.provenance.cudd_native`) and
 keys the index by CUDD variable index (stable under reordering); measured on the 1,000-node
 ``reachable`` state (5.1 M entries, 71 M support variables): ≈45 s instead of ≈215 s. With the
 pure-Python backend the keys are the names.
@@ -24,8 +24,8 @@ import ctypes
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
-from aspen.engine.cudd_native import cudd_handle
 from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.cudd_native import cudd_handle
 
 __all__ = ["SupportKeys", "restriction", "support_keys"]
 

@@ -366,25 +366,34 @@ def encode_forest(formulas: Sequence[Formula]) -> bytes:
 
 
 def decode_forest(manager: ProvenanceManager, data: bytes) -> list[Formula]:
-    """Rebuild the formulas of :func:`encode_forest` bytes inside ``manager``."""
+    """Rebuild the formulas of :func:`encode_forest` bytes inside ``manager`` (with CUDD, by the
+    compiled loop of :mod:`aspen.provenance.forest_native` when it is built)."""
     if not data or data[0] != _FOREST_MAGIC:
         raise ProvenanceError("not an Aspen provenance forest encoding (bad magic byte)")
+    from aspen.provenance.forest_native import forest_decoder  # it builds on this module
+
+    native = forest_decoder(manager)
+    if native is not None:
+        return native(data)
     names, pos = _read_names(data, 1)
     variables = [manager.var(n) for n in names]
     table: list[Formula] = [manager.false, manager.true]
     ite = manager.bdd.ite
     append = table.append
     n_nodes, pos = _get_varint(data, pos)
-    for _ in range(n_nodes):
-        var_index, pos = _get_varint(data, pos)
-        low, pos = _get_varint(data, pos)
-        high, pos = _get_varint(data, pos)
-        append(ite(variables[var_index], table[high], table[low]))
-    n_roots, pos = _get_varint(data, pos)
     roots: list[Formula] = []
-    for _ in range(n_roots):
-        root, pos = _get_varint(data, pos)
-        roots.append(table[root])
+    try:  # a node refers only to earlier ones: a later one is not in the table yet
+        for _ in range(n_nodes):
+            var_index, pos = _get_varint(data, pos)
+            low, pos = _get_varint(data, pos)
+            high, pos = _get_varint(data, pos)
+            append(ite(variables[var_index], table[high], table[low]))
+        n_roots, pos = _get_varint(data, pos)
+        for _ in range(n_roots):
+            root, pos = _get_varint(data, pos)
+            roots.append(table[root])
+    except IndexError as err:
+        raise ProvenanceError("corrupt provenance forest bytes (dangling reference)") from err
     if pos != len(data):
         raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
     return roots

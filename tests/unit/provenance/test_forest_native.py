@@ -1,0 +1,97 @@
+"""The compiled forest decoder decodes what the portable decoder decodes, and rejects what it
+rejects; ``make setup`` builds it, so with CUDD it must be in use."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from provenance_testkit import VARS, build, exprs, subsets, truth
+
+from aspen.errors import ProvenanceError
+from aspen.provenance.bdd import ProvenanceManager, decode_forest, encode_forest
+from aspen.provenance.forest_native import LIBRARY, forest_decoder
+
+pytest.importorskip("dd.cudd")
+
+
+def cudd(order: list[str]) -> ProvenanceManager:
+    m = ProvenanceManager(backend="cudd")
+    m.bdd.configure(reordering=False)
+    m.set_order(order)
+    return m
+
+
+def portable(data: bytes, order: list[str]) -> list:
+    m = cudd(order)
+    m._aspen_forest_decoder = None  # type: ignore[attr-defined]  # force the Python loop
+    return decode_forest(m, data), m
+
+
+def test_setup_built_the_library_and_cudd_managers_use_it():
+    assert LIBRARY.is_file(), "make setup compiles libs/aspen/provenance/forest.c"
+    assert forest_decoder(cudd(VARS)) is not None
+    assert forest_decoder(ProvenanceManager(backend="python")) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(forest=st.lists(exprs, min_size=0, max_size=8),
+       orders=st.tuples(st.permutations(VARS), st.permutations(VARS)))
+def test_native_decoding_equals_the_portable_decoder(forest, orders):
+    source = cudd(list(orders[0]))
+    formulas = [build(source, expr) for expr in forest] + [source.false, source.true]
+    data = encode_forest(formulas)
+    target = cudd(list(orders[1]))
+    decoded = decode_forest(target, data)
+    assert decoded == [build(target, expr) for expr in forest] + [target.false, target.true]
+    expected, _m = portable(data, list(orders[1]))
+    assert [encode_forest([f]) for f in decoded] == [encode_forest([f]) for f in expected]
+    for expr, f in zip(forest, decoded, strict=False):
+        for s in subsets(target.support(f)):
+            assert target.evaluate(f, set(s)) == truth(expr, s)
+
+
+def test_decoded_formulas_survive_garbage_collection_and_release_the_rest():
+    m = cudd(VARS)
+    p = [m.var(v) for v in VARS]
+    shared = m.or_(m.and_(p[0], p[1]), p[2])
+    data = encode_forest([m.and_(shared, p[3]), m.or_(shared, p[4])])
+    target = cudd(VARS)
+    before = len(target.bdd)
+    first, second = decode_forest(target, data)
+    del first
+    gc.collect()
+    target.bdd.configure(reordering=False)
+    target.bdd.reorder({v: i for i, v in enumerate(reversed(VARS))})  # forces a CUDD GC
+    assert second == m_rebuilt(target)
+    del second
+    gc.collect()
+    target.bdd.reorder({v: i for i, v in enumerate(VARS)})
+    assert len(target.bdd) == before  # only the variables stay referenced
+
+
+def m_rebuilt(m: ProvenanceManager):
+    p = [m.var(v) for v in VARS]
+    return m.or_(m.or_(m.and_(p[0], p[1]), p[2]), p[4])
+
+
+@pytest.mark.parametrize("case", ["dangling", "bad root", "truncated", "trailing"])
+def test_corrupt_forests_raise_the_portable_decoders_errors(case):
+    m = cudd(VARS)
+    data = bytearray(encode_forest([m.or_(m.var("p0"), m.and_(m.var("p1"), m.var("p2")))]))
+    if case == "dangling":  # first node's high child points at itself (node refs are k + 2)
+        names_end = data.index(b"p2") + 2
+        data[names_end + 1 + 2] = 2
+    elif case == "bad root":
+        data[-1] = 99
+    elif case == "truncated":
+        data = data[:-2]
+    else:
+        data += b"\x00"
+    with pytest.raises(ProvenanceError) as native:
+        decode_forest(cudd(VARS), bytes(data))
+    with pytest.raises(ProvenanceError) as python:
+        portable(bytes(data), VARS)
+    assert native.value.args[0].split(" (")[0] == python.value.args[0].split(" (")[0]
