@@ -300,9 +300,9 @@ def publish_node(
     if how == "hit":
         # the deletion index (not part of the state) of a node that stayed in this worker's
         # memory: brought up to date once per batch, in proportion to what the batch changed,
-        # so that the next deletion does not pay for it. A node loaded from bytes would index
-        # every entry: left to its first deletion, which may land on another worker anyway.
-        node.index_provenance()
+        # so that the next deletion does not pay for it. The stores of a node restored from
+        # bytes are not indexed at all: their deletions scan them (ProvenanceStore.restrict).
+        node.index_provenance(incremental=True)
     cache.put(node.me, new_state, node)
     return Published(new_state, changed, *node.published_totals())
 

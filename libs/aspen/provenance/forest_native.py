@@ -52,6 +52,8 @@ def native_library() -> ctypes.CDLL | None:
             library.aspen_build.restype = _I64
             library.aspen_release.argtypes = (_PTR, _PTR, _PTR, _I64, _I64)
             library.aspen_release.restype = None
+            library.aspen_mentions.argtypes = (_PTR,) * 6 + (_I64, _I64, _PTR, _I64, _PTR)
+            library.aspen_mentions.restype = _I64
         _loaded.append(library)
     return _loaded[0]
 
