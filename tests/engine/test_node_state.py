@@ -106,15 +106,21 @@ def test_garbage_is_compacted_into_one_segment(monkeypatch):
 
 
 @pytest.mark.parametrize("cache", [None, NodeCache()])
-def test_publish_lists_upserts_and_deletes_once(cache):
+@pytest.mark.parametrize("compact_over", [0, 2**40])
+def test_publish_lists_upserts_and_deletes_once(cache, compact_over):
     node = _built_node()
-    out = publish_node(node.dump(), backend="python", cache=cache, me=0)
+    out = publish_node(node.dump(), backend="python", cache=cache, me=0,
+                       compact_over=compact_over)
     upserts, deletes = out.changes["reachable"]
     assert len(upserts) == 16 and deletes == []  # 4 nodes, all pairs
     assert out.view_rows == 16 and out.prov_bytes == sum(len(d) for _v, d in upserts)
-    again = publish_node(out.state, backend="python", cache=cache, me=0)
+    # dumped every time (a budget of 0), or journalled: the publish is the journal's entry
+    assert out.dumped == (compact_over == 0) and len(out.journal) == (compact_over != 0)
+    again = publish_node(out.state, backend="python", cache=cache, me=0, journal=out.journal,
+                         compact_over=compact_over)
     assert again.changes == {} and again.prov_bytes == out.prov_bytes  # nothing changed since
-    node = NodeRuntime.load(again.state, backend="python")
+    assert again.journal == out.journal and again.state == out.state  # nothing to remember
+    node, _how = NodeCache().restore(0, again.state, "python", again.journal)
     node.kill(frozenset({"v0"}))  # the only link into b: every pair (·, b) goes
     node.run(flush=True)
     last = publish_node(node.dump(), backend="python", cache=cache, me=0)
@@ -192,10 +198,20 @@ def test_a_node_restored_from_its_journal_equals_the_node_that_ran():
     assert third.state == first.state  # no dump: the bytes of the batch start
     elsewhere = NodeCache()
     out = publish_node(third.state, backend="python", cache=elsewhere, me=0,
-                       journal=third.journal)
+                       journal=third.journal, compact_over=2**40)
     assert elsewhere.replayed == 2 and elsewhere.cold == 1
-    here = publish_node(third.state, backend="python", cache=ran, me=0, journal=third.journal)
+    here = publish_node(third.state, backend="python", cache=ran, me=0, journal=third.journal,
+                        compact_over=2**40)
     assert ran.replayed == 0 and ran.hits >= 2
+    assert out.journal == here.journal and len(here.journal) == 3  # the publish joined it
+    assert not here.dumped and here.state == first.state
+    # the next batch's round, on a third worker, replays the rounds and the publish
+    later = NodeCache()
+    fourth = step(here.state, here.journal, later, dead=("v0",))
+    assert later.replayed == 3 and later.cold == 1 and len(fourth.journal) == 4
+    again = publish_node(fourth.state, backend="python", cache=ran, me=0,
+                         journal=fourth.journal, compact_over=2**40)
+    assert set(again.changes) == {"reachable"} and ran.replayed == 1  # the worker that ran it
     m = ProvenanceManager(backend="python")
     assert out.changes["reachable"][1] == here.changes["reachable"][1] == []
     rows = [{values: m.decode(data) for values, data in p.changes["reachable"][0]}

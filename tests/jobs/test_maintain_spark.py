@@ -128,20 +128,23 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     assert runtimes == ["local", "spark", "spark", "spark", "spark", "spark", "local"]
 
 
-def _state_files(lake: Settings) -> dict[int, set[str]]:
-    """node → the data files of ``node_state`` holding its state (the table is partitioned)."""
+def _state_files(lake: Settings) -> dict[tuple[int, str], set[str]]:
+    """(node, part) → the data files of ``node_state`` holding it (the table is partitioned)."""
     actions = DeltaTable(lake.table_uri(NODE_STATE)).get_add_actions(flatten=True)
-    paths, nodes = (actions.column(c).to_pylist() for c in ("path", "partition.node"))
-    out: dict[int, set[str]] = {}
-    for path, node in zip(paths, nodes, strict=True):
-        out.setdefault(int(node), set()).add(path)
+    paths, nodes, parts = (actions.column(c).to_pylist()
+                           for c in ("path", "partition.node", "partition.part"))
+    out: dict[tuple[int, str], set[str]] = {}
+    for path, node, part in zip(paths, nodes, parts, strict=True):
+        out.setdefault((int(node), part), set()).add(path)
     return out
 
 
 def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path: Path) -> None:
     """A batch of one new link runs a few of the 12 nodes: the rounds read only their states,
-    and the MERGE rewrites only their files of ``node_state``."""
-    assert DeltaTable(lake.table_uri(NODE_STATE)).metadata().partition_columns == ["node"]
+    and the MERGE rewrites only their files of ``node_state``: every one's journal, and the
+    base of those compacted."""
+    assert DeltaTable(lake.table_uri(NODE_STATE)).metadata().partition_columns == \
+        ["node", "part"]
     before = _state_files(lake)
     ingest(spark, lake, tmp_path / "one-link.jsonl",
            [{"op": "insert", "relation": "link", "src": "n5", "dst": "n6", "cost": 9.0}])
@@ -152,7 +155,13 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
                       & (metrics["metric"] == "processed")]["node"])
     after = _state_files(lake)
     assert 0 < len(ran) < 12, ran
-    assert {n for n in after if after[n] != before.get(n)} == ran
+    rewritten = {key for key in after if after[key] != before.get(key)}
+    assert {node for node, part in rewritten if part == "journal"} == ran
+    assert {node for node, _part in rewritten} == ran
+    compacted = set(metrics[(metrics["batch_id"] == report.batch_id) & (metrics["node"] >= 0)
+                            & metrics["metric"].isin(["dumps", "publish_dumps"])
+                            & (metrics["value"] > 0)]["node"])
+    assert {node for node, part in rewritten if part == "base"} == compacted
 
 
 CRASH_POINTS = [

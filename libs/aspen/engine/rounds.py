@@ -10,13 +10,13 @@ one hop per two; the batch ends when a flush round sends nothing. Then :func:`pu
 lists, per view and node, the rows that appeared or changed and the tuples that left since the
 node last published.
 
-A node's state within a batch is its state bytes at the batch start (or at its last compaction)
-plus its *journal*: the :class:`RoundInput` of every round it ran since. A worker that holds the
-node in memory (:class:`NodeCache`) applies only the new round; any other worker restores the
-bytes and replays the journal (the outboxes of replayed rounds are discarded: they were sent).
-So a round does not dump the node — a dump walks the whole state, about a second per 1,000-node
-query node — unless :func:`needs_compaction` says the journal has grown too large or too costly
-to replay; :func:`publish_node` dumps once per batch and starts an empty journal.
+A node's state is the state bytes of its last compaction plus its *journal*: the
+:class:`RoundInput` of every round it ran and every publish since, over as many batches as that
+spans. A worker that holds the node in memory (:class:`NodeCache`) applies only the new entry;
+any other worker restores the bytes and replays the journal (the outboxes of replayed rounds are
+discarded: they were sent). So neither a round nor a publish dumps the node — a dump walks the
+whole state, about a second per 1,000-node query node — unless :func:`needs_compaction` says the
+journal has grown too large or too costly to replay.
 
 :func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
 :class:`RoundRuntime` drives them in-process (the reference the Spark path is tested against).
@@ -50,7 +50,8 @@ from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
 __all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput", "RoundRuntime",
-           "decode_journal", "encode_journal", "needs_compaction", "publish_node", "step_node"]
+           "decode_journal", "encode_journal", "needs_compaction", "publish_changes",
+           "publish_node", "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -65,13 +66,15 @@ DUMP_SECONDS_PER_MB = 0.06
 @dataclass(frozen=True)
 class RoundInput:
     """What a node took in one round: the dead variables, its base facts, its messages
-    (``(sender, message bytes)``) and whether the round fired the MinShip buffers."""
+    (``(sender, message bytes)``) and whether the round fired the MinShip buffers; or, with
+    ``publish``, that the node published its views' changes (:func:`publish_changes`)."""
 
     dead: tuple[str, ...] = ()
     facts: tuple[BaseFact, ...] = ()
     inbox: tuple[tuple[int, bytes], ...] = ()
     flush: bool = False
     seconds: float = field(default=0.0, compare=False)  # what running it took (not replaying)
+    publish: bool = False
 
     @property
     def size(self) -> int:
@@ -81,6 +84,9 @@ class RoundInput:
 
     def apply(self, node: NodeRuntime) -> list[list]:
         """Run this round on ``node``; returns its raw outbox ``[dst, target, port, update]``."""
+        if self.publish:
+            publish_changes(node)
+            return []
         node.kill(frozenset(self.dead))
         for fact in self.facts:
             node.insert(fact)
@@ -269,23 +275,19 @@ PublishedChanges = tuple[list[tuple[tuple, bytes | None]], list[tuple]]
 class Published:
     """What :func:`publish_node` returns for one node."""
 
-    state: bytes                              # the node state remembering what it published
+    state: bytes                              # state bytes (new ones only when ``dumped``)
+    journal: tuple[RoundInput, ...]           # the rounds and publishes since ``state``
     changes: dict[str, PublishedChanges]      # view → its changes on this node
     view_rows: int                            # rows the node now holds over all views
     prov_bytes: int                           # their provenance bytes
+    dumped: bool = False                      # the journal was compacted into new bytes
 
 
-def publish_node(
-    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
-    journal: Sequence[RoundInput] = (),
-) -> Published:
-    """Per view, the rows of this node that appeared or changed since it last published (tuple,
-    provenance bytes or None) and the tuples it no longer holds; the node state (``state`` and
-    the ``journal`` since, compacted into new bytes) remembering them; the node's published rows
-    and provenance bytes (kept incrementally). Only changed rows are encoded."""
-    if cache is None:
-        cache = NodeCache()  # a throwaway: the node is decoded
-    node, how = cache.restore(me, state, backend, journal)
+def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
+    """Per view, the rows of ``node`` that appeared or changed since it last published (tuple,
+    provenance bytes or None) and the tuples it no longer holds; the node then remembers them
+    as published (with their provenance bytes, for its totals). Only changed rows are encoded.
+    Deterministic given the node, so a journal replays it."""
     encode = node.manager.encode
     changed: dict[str, PublishedChanges] = {}
     for view, (upserts, deletes) in node.view_changes().items():
@@ -296,15 +298,36 @@ def publish_node(
         for values, data in encoded:
             sizes[values] = len(data) if data is not None else 0
         changed[view] = (encoded, deletes)
-    new_state = node.dump() if changed or journal else state
+    return changed
+
+
+def publish_node(
+    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
+    journal: Sequence[RoundInput] = (), compact_over: int | None = None,
+) -> Published:
+    """Publish node ``me`` (``state`` plus ``journal``): its views' changes
+    (:func:`publish_changes`), and the state and journal that remember them. The publish joins
+    the journal as one more entry, so the journal outlives the batch and the node is dumped only
+    when :func:`needs_compaction` says so (``compact_over``: its byte budget), not once a batch:
+    a dump walks the whole state."""
+    if cache is None:
+        cache = NodeCache()  # a throwaway: the node is decoded
+    node, how = cache.restore(me, state, backend, journal)
+    started = time.perf_counter()
+    changed = publish_changes(node)
+    if changed:
+        journal = (*journal, RoundInput(publish=True, seconds=time.perf_counter() - started))
+    dumped = bool(journal) and needs_compaction(state, journal, compact_over)
+    if dumped:
+        state, journal = node.dump(), ()
     if how == "hit":
         # the deletion index (not part of the state) of a node that stayed in this worker's
         # memory: brought up to date once per batch, in proportion to what the batch changed,
         # so that the next deletion does not pay for it. The stores of a node restored from
         # bytes are not indexed at all: their deletions scan them (ProvenanceStore.restrict).
         node.index_provenance(incremental=True)
-    cache.put(node.me, new_state, node)
-    return Published(new_state, changed, *node.published_totals())
+    cache.put(node.me, state, node, len(journal))
+    return Published(state, tuple(journal), changed, *node.published_totals(), dumped)
 
 
 @dataclass
@@ -318,7 +341,7 @@ class RoundRuntime:
     backend: str | None = None
     choices: PlanChoices | None = None
     states: dict[int, bytes] = field(default_factory=dict)
-    #: node → the rounds it ran since ``states[node]`` (emptied when it publishes)
+    #: node → the rounds it ran and the publishes since ``states[node]``
     journals: dict[int, tuple[RoundInput, ...]] = field(default_factory=dict)
     pending: set[int] = field(default_factory=set)
     #: view → tuple → (node that published it, provenance bytes or None)
@@ -374,8 +397,9 @@ class RoundRuntime:
             flushing = True
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
-            out = publish_node(state, self.backend, self.cache, me, self.journals.pop(me, ()))
-            self.states[me] = out.state
+            out = publish_node(state, self.backend, self.cache, me, self.journals.get(me, ()),
+                               self.compact_over)
+            self.states[me], self.journals[me] = out.state, out.journal
             for view, (upserts, deletes) in out.changes.items():
                 rows = self.rows.setdefault(view, {})
                 for values in deletes:

@@ -14,8 +14,10 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
    MinShip entries) take part; the driver collects only control data (per-channel message counts
    and bytes, per-node flags and counters);
 4. publish: each node that ran lists the view rows it added or whose provenance changed and the
-   rows it dropped since it last published (it keeps the published rows' formulas in its state);
-5. write: node states MERGEd into ``node_state`` (only the nodes that ran), each changed view
+   rows it dropped since it last published (it keeps the published rows' formulas in its state;
+   the publish joins the node's journal, which outlives the batch until it is compacted);
+5. write: node journals MERGEd into ``node_state`` (only the nodes that ran; a node's base
+   state bytes only when it was compacted this batch), each changed view
    MERGEd with exactly those rows (insert, update, delete by key), metrics rows; then the ledger
    row, last, recording every table version.
 
@@ -62,9 +64,13 @@ if TYPE_CHECKING:
 __all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
 
 NODE_STATE = "node_state"
-#: Columns a node_state table written by this version has (an older table is rebuilt).
-NODE_STATE_COLUMNS = ("node", "state", "pending", "state_bytes", "view_rows", "prov_bytes",
+#: Columns a node_state table written by this version has (an older table is rebuilt): two rows
+#: a node, ``part`` ``base`` (``data``: its state bytes at its last compaction) and ``journal``
+#: (``data``: the journal since; ``pending``, ``view_rows``, ``prov_bytes``), partitioned by
+#: node and part, so a batch rewrites a base only when the node was compacted.
+NODE_STATE_COLUMNS = ("node", "part", "data", "pending", "bytes", "view_rows", "prov_bytes",
                       "batch_id")
+NODE_STATE_PARTITIONS = ["node", "part"]
 RUNTIME = "spark"
 #: How many view tables are written at once.
 WRITE_THREADS = 4
@@ -117,16 +123,21 @@ def _read_changes(spark: SparkSession, settings: Settings, after: int, through: 
 
 
 def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The committed node states as ``state`` rows; ``node_state`` is partitioned by node, so a
-    filter on ``node`` reads only those nodes' files."""
+    """The committed node states as ``state`` rows (a node's base joined with its journal);
+    ``node_state`` is partitioned by node, so a filter on ``node`` reads only those nodes'
+    files."""
     from pyspark.sql import functions as F
 
-    return spark.read.format("delta").load(settings.table_uri(NODE_STATE)).select(
+    table = spark.read.format("delta").load(settings.table_uri(NODE_STATE))
+    base = table.where("part = 'base'").select("node", F.col("data").alias("payload"))
+    journal = table.where("part = 'journal'").select("node", F.col("data").alias("journal"),
+                                                     "pending")
+    return base.join(journal, "node", "left").select(
         F.col("node").cast("int").alias("node"), F.lit("state").alias("kind"),
         F.lit(None).cast("int").alias("src"), F.lit(None).cast("string").alias("name"),
-        F.col("state").alias("payload"), F.lit(None).cast("binary").alias("prov"),
-        F.col("pending"), F.lit(False).alias("changed"), F.lit(None).cast("double").alias("value"),
-        F.lit(None).cast("binary").alias("journal"),
+        "payload", F.lit(None).cast("binary").alias("prov"),
+        F.coalesce("pending", F.lit(False)).alias("pending"), F.lit(False).alias("changed"),
+        F.lit(None).cast("double").alias("value"), "journal",
     )
 
 
@@ -241,29 +252,42 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
 
 
 def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, ran: set[int],
-                  batch_id: int, rebuild: bool) -> None:
-    """MERGE the states of the nodes that ran into ``node_state``, partitioned by node: only
-    their partitions' files are read and rewritten."""
+                  compacted: set[int], batch_id: int, rebuild: bool) -> None:
+    """MERGE into ``node_state`` the journals of the nodes that ran and the bases of those
+    ``compacted`` this batch (their journals then start empty). The table is partitioned by
+    node and part, so only those files are read and rewritten: a node's base, the bulk of its
+    state, only when it was compacted."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     totals = published.where("kind = 'stat'").groupBy("node").pivot(
         "name", ["view_rows", "prov_bytes"]).agg(F.first("value"))
-    rows = published.where("kind = 'state'").join(totals, "node", "left").select(
-        "node", F.col("payload").alias("state"), F.coalesce("pending", F.lit(False))
-        .alias("pending"), F.length("payload").cast("long").alias("state_bytes"),
+    states = published.where("kind = 'state'")
+    batch = F.lit(batch_id).cast("long").alias("batch_id")
+    journals = states.join(totals, "node", "left").select(
+        "node", F.lit("journal").alias("part"),
+        F.coalesce("journal", F.lit(bytearray())).alias("data"),
+        F.coalesce("pending", F.lit(False)).alias("pending"),
+        F.coalesce(F.length("journal"), F.lit(0)).cast("long").alias("bytes"),
         F.coalesce("view_rows", F.lit(0)).cast("long").alias("view_rows"),
-        F.coalesce("prov_bytes", F.lit(0)).cast("long").alias("prov_bytes"),
-        F.lit(batch_id).cast("long").alias("batch_id"))
+        F.coalesce("prov_bytes", F.lit(0)).cast("long").alias("prov_bytes"), batch)
+    bases = states.where(_node_in(ran if rebuild else compacted)).select(
+        "node", F.lit("base").alias("part"), F.col("payload").alias("data"),
+        F.lit(None).cast("boolean").alias("pending"),
+        F.length("payload").cast("long").alias("bytes"), F.lit(None).cast("long")
+        .alias("view_rows"), F.lit(None).cast("long").alias("prov_bytes"), batch)
+    rows = journals.unionByName(bases)
     uri = settings.table_uri(NODE_STATE)
     if rebuild or not table_exists(settings, NODE_STATE):
         rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true") \
-            .partitionBy("node").save(uri)
+            .partitionBy(*NODE_STATE_PARTITIONS).save(uri)
         return
     if not ran:
         return
+    touched = f"(t.part = 'journal' AND t.{_node_in(ran)}) OR " \
+              f"(t.part = 'base' AND t.{_node_in(compacted & ran)})"
     (DeltaTable.forPath(spark, uri).alias("t")
-     .merge(rows.alias("s"), f"t.node = s.node AND t.{_node_in(ran)}")
+     .merge(rows.alias("s"), f"t.node = s.node AND t.part = s.part AND ({touched})")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
 
 
@@ -272,11 +296,12 @@ def _state_is_current(settings: Settings) -> bool:
     partitioned by node)."""
     return table_exists(settings, NODE_STATE) and \
         set(NODE_STATE_COLUMNS) <= set(table_columns(settings, NODE_STATE)) and \
-        partition_columns(settings, NODE_STATE) == ["node"]
+        partition_columns(settings, NODE_STATE) == NODE_STATE_PARTITIONS
 
 
 def _provenance_totals(settings: Settings) -> dict[str, float]:
-    """Published view rows and provenance bytes over every node (one small row per node)."""
+    """Published view rows and provenance bytes over every node (on its journal row; a base
+    row holds none)."""
     frame = read_table(settings, NODE_STATE, columns=["view_rows", "prov_bytes"])
     rows, data = float(frame["view_rows"].sum()), float(frame["prov_bytes"].sum())
     return {"view_rows": rows, "prov_bytes": data,
@@ -417,7 +442,9 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
     started_write = time.perf_counter()
-    _merge_states(spark, settings, published, ran, entry.batch_id, rebuild)
+    compacted = {node for node, counters in stats.node.items()
+                 if counters.get("dumps", 0) or counters.get("publish_dumps", 0)}
+    _merge_states(spark, settings, published, ran, compacted, entry.batch_id, rebuild)
     crash_point("maintain:after-state")
     changed_views = [v for v in views
                      if v in marks or rebuild or not table_exists(settings, v)]

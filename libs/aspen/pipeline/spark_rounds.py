@@ -4,9 +4,10 @@ Every DataFrame of the Spark runtime has one schema, :data:`ROUND_DDL`; a row's 
 what it is:
 
 =========  ==========================================================================
-``state``  a node's operator state: ``payload`` its state bytes at the batch start or last
-           compaction, ``journal`` the rounds it ran since (:mod:`aspen.engine.rounds`);
-           ``pending``: a MinShip buffer holds something; ``changed``: it ran this batch
+``state``  a node's operator state: ``payload`` its state bytes at its last compaction,
+           ``journal`` the rounds it ran and the publishes since (:mod:`aspen.engine.rounds`);
+           ``pending``: a MinShip buffer holds something; ``changed``: it ran this round
+           (in a round's output) or was compacted at publish (in the publish's output)
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
@@ -163,15 +164,22 @@ def _json_row(view: str, values: tuple) -> bytes:
 
 def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
     """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
-    published, and the node state remembering them (its journal compacted into the bytes)."""
+    published, and the node state remembering them: the state bytes with the journal, the
+    publish appended (``changed``: the journal was compacted into new bytes instead)."""
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
-    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me,
-                             journal=decode_journal(_journal_bytes(state_row["journal"])))
-    out = [_row(me, "state", payload=published.state, pending=bool(state_row["pending"]),
-                changed=True),
+    journal = _journal_bytes(state_row["journal"])
+    entries = decode_journal(journal)
+    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me, journal=entries)
+    if published.dumped:
+        journal = b""
+    elif len(published.journal) > len(entries):
+        journal += encode_journal(published.journal[len(entries):])
+    out = [_row(me, "state", payload=published.state, journal=journal,
+                pending=bool(state_row["pending"]), changed=published.dumped),
            _row(me, "stat", name="view_rows", value=float(published.view_rows)),
-           _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes))]
+           _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes)),
+           _row(me, "stat", name="publish_dumps", value=float(published.dumped))]
     for view, (upserts, deletes) in published.changes.items():
         out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
                 for values, data in upserts]
