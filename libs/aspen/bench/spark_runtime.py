@@ -36,14 +36,21 @@ from aspen.bench.common import timed, topology, write_partial
 __all__ = ["maintain_batches"]
 
 VIEW = "reachable"
+#: Per-node counters of the Spark runtime summed over the nodes of a batch (``nodes_…``).
+NODE_SUMS = ("time_s", "decode_s", "decodes", "replayed", "dumps", "publish_dumps")
 
 
 def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
     from aspen.pipeline.deltars import read_table
 
     frame = read_table(settings, "metrics")
-    totals = frame[(frame["batch_id"] == batch_id) & (frame["node"] == -1)]
-    return {str(k): float(v) for k, v in zip(totals["metric"], totals["value"], strict=True)}
+    batch = frame[frame["batch_id"] == batch_id]
+    totals = batch[batch["node"] == -1]
+    out = {str(k): float(v) for k, v in zip(totals["metric"], totals["value"], strict=True)}
+    per_node = batch[(batch["node"] >= 0) & batch["metric"].isin(NODE_SUMS)]
+    for name, value in per_node.groupby("metric")["value"].sum().items():
+        out[f"nodes_{name}"] = float(value)  # summed over the nodes: where the task time went
+    return out
 
 
 def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,

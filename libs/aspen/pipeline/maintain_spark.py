@@ -81,6 +81,7 @@ class SparkBatchStats:
     """Control data the driver gathers while running one batch."""
 
     rounds: int = 0
+    node_rounds: int = 0    # nodes run, summed over the rounds
     spark_jobs: int = 0
     rows_shipped: int = 0   # messages and kill notices
     kill_rows: int = 0
@@ -220,6 +221,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
         control = _control(out)
         stats.spark_jobs += 2
         stats.rounds += 1
+        stats.node_rounds += len(nodes)
         rows.ran(stats.rounds, out, nodes)
         stats.phase_seconds["rounds"] += time.perf_counter() - started
         crash_point(f"maintain:after-round-{stats.rounds}")
@@ -479,6 +481,7 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
     """Per-node counters of the rounds; totals of the batch (node -1)."""
     totals = {
         "rounds": stats.rounds,
+        "node_rounds": stats.node_rounds,
         "spark_jobs": stats.spark_jobs,
         "rows_shipped": stats.rows_shipped,
         "messages": stats.rows_shipped - stats.kill_rows,
