@@ -156,7 +156,8 @@ class Workers:
         self.current.put(me, state, node, applied)
 
 
-def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
+@pytest.mark.parametrize("stored", [False, True])
+def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads(stored):
     from aspen.bench.common import topology
 
     topo = topology(0, 2.4, 0, tiny=True)
@@ -164,7 +165,7 @@ def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
              for i, ln in enumerate(topo.links)]
     workers = Workers(2, seed=1)
     cached = RoundRuntime(views=("reachable", "min_cost"), partitions=3, backend="python",
-                          cache=workers)
+                          cache=workers, stored=stored)
     plain = RoundRuntime(views=("reachable", "min_cost"), partitions=3, backend="python")
     batches = [Batch(inserts=tuple(facts[:-5])), Batch(deletes=frozenset({"v0", "v3"})),
                Batch(inserts=tuple(facts[-5:]))]
@@ -178,6 +179,8 @@ def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads():
     cold = sum(c.cold for c in workers.caches)
     assert warm > 0 and workers.hits > 0, (warm, cold, workers.hits)
     assert workers.replayed > 0  # a worker brought its older copy up to date from the journal
+    if stored:  # stored bytes are read on a miss only, never on a hit
+        assert 0 < cached.fetches <= warm + cold, (cached.fetches, warm, cold)
 
 
 def test_a_node_restored_from_its_journal_equals_the_node_that_ran():

@@ -2,9 +2,10 @@
 and provenance functions, and the from-scratch views, after every batch.
 
 Every node is restored from bytes each round and messages cross nodes as bytes, so this also
-checks the node codec; with a large ``compact_over`` a node is dumped only when it publishes, so
-its rounds of the batch are replayed from its journal every round; with ``0`` it is dumped every
-round. Modes: eager / lazy MinShip; 1, 4 and 12 partitions.
+checks the node codec; with a large ``compact_over`` a node is never dumped after its first round,
+so every round replays its journal (rounds and publishes of every batch so far) on bytes fetched
+as a :class:`StoredState`; with ``0`` it is dumped every round. Modes: eager / lazy MinShip; 1, 4
+and 12 partitions.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ K = 20.0
 @settings(max_examples=15, deadline=None)
 @given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
 def test_rounds_equal_local_and_scratch(mode, program, partitions):
-    check_rounds(mode, program, partitions, compact_over=2**40)
+    check_rounds(mode, program, partitions, compact_over=2**40, stored=True)
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
@@ -36,10 +37,10 @@ def test_rounds_dumping_every_round_equal_local_and_scratch(mode, program, parti
     check_rounds(mode, program, partitions, compact_over=0)
 
 
-def check_rounds(mode, program, partitions, compact_over):
+def check_rounds(mode, program, partitions, compact_over, stored=False):
     local = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, k=K)
     rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode,
-                          compact_over=compact_over)
+                          compact_over=compact_over, stored=stored)
     for step in interpret(program):
         local.apply(step.batch)
         local.flush()

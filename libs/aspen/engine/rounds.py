@@ -50,8 +50,9 @@ from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
 __all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput", "RoundRuntime",
-           "decode_journal", "encode_journal", "needs_compaction", "publish_changes",
-           "publish_node", "step_node"]
+           "State", "StoredState", "decode_journal", "encode_journal", "needs_compaction",
+           "publish_changes", "publish_node", "state_bytes", "state_digest", "state_size",
+           "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -116,7 +117,52 @@ def decode_journal(data: bytes | None) -> tuple[RoundInput, ...]:
     return tuple(out)
 
 
-def needs_compaction(state: bytes | None, journal: Sequence[RoundInput],
+def state_digest(data: bytes) -> bytes:
+    """The digest that names state bytes (the key of :class:`NodeCache`).
+
+    >>> len(state_digest(b"state")), state_digest(b"a") == state_digest(b"a")
+    (16, True)
+    """
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """State bytes known by their digest and size, fetched only if a worker must decode them:
+    a worker that holds the node in memory never reads them (the Spark runtime reads a stored
+    node's bytes from ``node_state`` on such a miss instead of shipping them through every
+    round).
+
+    >>> stored = StoredState(state_digest(b"abc"), 3, lambda: b"abc")
+    >>> state_bytes(stored), state_size(stored), state_size(b"abcd"), state_size(None)
+    (b'abc', 3, 4, 0)
+    """
+
+    digest: bytes
+    size: int
+    fetch: Callable[[], bytes] = field(compare=False, repr=False)
+
+
+#: A node's state as the rounds pass it on: bytes, stored bytes fetched on demand, or none yet.
+State = bytes | StoredState | None
+
+
+def state_size(state: State) -> int:
+    """The size in bytes of ``state``."""
+    return state.size if isinstance(state, StoredState) else len(state or b"")
+
+
+def state_bytes(state: State) -> bytes:
+    """The bytes of ``state`` (fetched, checked against the digest, if stored)."""
+    if not isinstance(state, StoredState):
+        return state or b""
+    data = state.fetch()
+    if state_digest(data) != state.digest:
+        raise EngineError("stored node state does not match its digest (written concurrently?)")
+    return data
+
+
+def needs_compaction(state: State, journal: Sequence[RoundInput],
                      limit: int | None = None) -> bool:
     """Whether a node with ``journal`` since ``state`` should be dumped now: see
     :data:`JOURNAL_SHARE`. ``limit`` replaces the policy by a fixed budget in journal bytes (0
@@ -133,15 +179,16 @@ def needs_compaction(state: bytes | None, journal: Sequence[RoundInput],
     size = sum(entry.size for entry in journal)
     if limit is not None:
         return size >= limit
-    return size >= max(JOURNAL_MIN_BYTES, int(JOURNAL_SHARE * len(state))) or \
-        sum(entry.seconds for entry in journal) >= DUMP_SECONDS_PER_MB * len(state) / 2**20
+    stored = state_size(state)
+    return size >= max(JOURNAL_MIN_BYTES, int(JOURNAL_SHARE * stored)) or \
+        sum(entry.seconds for entry in journal) >= DUMP_SECONDS_PER_MB * stored / 2**20
 
 
 @dataclass
 class NodeStep:
     """What one node did in one round."""
 
-    state: bytes | None                # state bytes (the same as given unless ``dumped``)
+    state: State                       # the state given, or new bytes when ``dumped``
     journal: tuple[RoundInput, ...]    # the rounds run since ``state``, this one included
     outbox: list[tuple[int, bytes]]   # (destination node, encoded message)
     pending: bool                      # a MinShip buffer holds something
@@ -179,10 +226,10 @@ class NodeCache:
         self.hits = self.warm = self.cold = self.replayed = 0
 
     @staticmethod
-    def _digest(state: bytes | None) -> bytes:
-        return hashlib.blake2b(state or b"", digest_size=16).digest()
+    def _digest(state: State) -> bytes:
+        return state.digest if isinstance(state, StoredState) else state_digest(state or b"")
 
-    def restore(self, me: int, state: bytes | None, backend: str | None = None,
+    def restore(self, me: int, state: State, backend: str | None = None,
                 journal: Sequence[RoundInput] = (),
                 blank: Callable[[], NodeRuntime] | None = None) -> tuple[NodeRuntime, str]:
         """Node ``me`` as ``state`` plus ``journal`` stand for, and how it was obtained: ``hit``
@@ -198,7 +245,8 @@ class NodeCache:
                 raise EngineError(f"node {me} has no state bytes to restore")
             node, how, seen = blank(), "new", 0
         else:
-            node = NodeRuntime.load(state, backend, warm=entry[2] if entry else None)
+            node = NodeRuntime.load(state_bytes(state), backend,
+                                    warm=entry[2] if entry else None)
             how = "warm" if entry is not None and node.manager is entry[2].manager else "cold"
             self.warm += how == "warm"
             self.cold += how == "cold"
@@ -208,13 +256,13 @@ class NodeCache:
         self.replayed += len(journal) - seen
         return node, how
 
-    def put(self, me: int, state: bytes | None, node: NodeRuntime, applied: int = 0) -> None:
+    def put(self, me: int, state: State, node: NodeRuntime, applied: int = 0) -> None:
         """Remember ``node`` as ``state`` with the first ``applied`` journal entries applied."""
         self._nodes[me] = (self._digest(state), applied, node)
 
 
 def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoices,
-             state: bytes | None, journal: Sequence[RoundInput], backend: str | None,
+             state: State, journal: Sequence[RoundInput], backend: str | None,
              cache: NodeCache | None) -> tuple[NodeRuntime, float, int]:
     """The node ``state`` and ``journal`` stand for, the seconds spent restoring it (0 on a
     cache hit with nothing to replay) and the journal entries replayed."""
@@ -233,7 +281,7 @@ def step_node(
     partitions: int,
     views: Sequence[str],
     choices: PlanChoices,
-    state: bytes | None,
+    state: State,
     *,
     journal: Sequence[RoundInput] = (),
     dead: Iterable[str] = (),
@@ -275,7 +323,7 @@ PublishedChanges = tuple[list[tuple[tuple, bytes | None]], list[tuple]]
 class Published:
     """What :func:`publish_node` returns for one node."""
 
-    state: bytes                              # state bytes (new ones only when ``dumped``)
+    state: State                              # the state given, new bytes when ``dumped``
     journal: tuple[RoundInput, ...]           # the rounds and publishes since ``state``
     changes: dict[str, PublishedChanges]      # view → its changes on this node
     view_rows: int                            # rows the node now holds over all views
@@ -302,7 +350,7 @@ def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
 
 
 def publish_node(
-    state: bytes, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
+    state: State, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
     journal: Sequence[RoundInput] = (), compact_over: int | None = None,
 ) -> Published:
     """Publish node ``me`` (``state`` plus ``journal``): its views' changes
@@ -333,14 +381,16 @@ def publish_node(
 @dataclass
 class RoundRuntime:
     """The round protocol in one process. Without a ``cache`` every node is restored from its
-    bytes and replays its journal each round (exercising the codec and the replay)."""
+    bytes and replays its journal each round (exercising the codec and the replay). With
+    ``stored``, states cross batches as :class:`StoredState` (as the Spark runtime's rows do):
+    their bytes are fetched only on a cache miss (counted in :attr:`fetches`)."""
 
     views: Sequence[str] = ("reachable",)
     partitions: int = 4
     mode: str = "lazy"
     backend: str | None = None
     choices: PlanChoices | None = None
-    states: dict[int, bytes] = field(default_factory=dict)
+    states: dict[int, State] = field(default_factory=dict)
     #: node → the rounds it ran and the publishes since ``states[node]``
     journals: dict[int, tuple[RoundInput, ...]] = field(default_factory=dict)
     pending: set[int] = field(default_factory=set)
@@ -350,6 +400,8 @@ class RoundRuntime:
     shipped: int = 0  # rows a Spark run would shuffle: messages and kill notices
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
     compact_over: int | None = None  # journal bytes that trigger a dump (None: the policy)
+    stored: bool = False
+    fetches: int = 0
 
     def __post_init__(self) -> None:
         self.views = check_views(self.views)
@@ -399,7 +451,7 @@ class RoundRuntime:
         for me, state in list(self.states.items()):
             out = publish_node(state, self.backend, self.cache, me, self.journals.get(me, ()),
                                self.compact_over)
-            self.states[me], self.journals[me] = out.state, out.journal
+            self.states[me], self.journals[me] = self._store(out.state), out.journal
             for view, (upserts, deletes) in out.changes.items():
                 rows = self.rows.setdefault(view, {})
                 for values in deletes:
@@ -410,6 +462,16 @@ class RoundRuntime:
                     rows[values] = (me, data)
                 published.setdefault(view, set()).add(me)
         return published
+
+    def _store(self, state: State) -> State:
+        if not self.stored or not isinstance(state, bytes):
+            return state
+
+        def fetch() -> bytes:
+            self.fetches += 1
+            return state
+
+        return StoredState(state_digest(state), len(state), fetch)
 
     def view(self, name: str, manager: ProvenanceManager | None = None) -> dict[tuple, Any]:
         """The published view: tuples → formula decoded into ``manager`` (or bytes without)."""

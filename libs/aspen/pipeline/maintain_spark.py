@@ -27,6 +27,7 @@ the tables written since and recomputes the batch from the committed node states
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections import defaultdict
@@ -42,6 +43,7 @@ from aspen.pipeline.deltars import (
     row_count,
     table_columns,
     table_exists,
+    table_version,
 )
 from aspen.pipeline.faults import crash_point
 from aspen.pipeline.maintain_local import MaintainReport, write_metrics
@@ -65,11 +67,12 @@ __all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
 
 NODE_STATE = "node_state"
 #: Columns a node_state table written by this version has (an older table is rebuilt): two rows
-#: a node, ``part`` ``base`` (``data``: its state bytes at its last compaction) and ``journal``
+#: a node, ``part`` ``base`` (``data``: its state bytes at its last compaction, ``digest``) and
+#: ``journal``
 #: (``data``: the journal since; ``pending``, ``view_rows``, ``prov_bytes``), partitioned by
 #: node and part, so a batch rewrites a base only when the node was compacted.
-NODE_STATE_COLUMNS = ("node", "part", "data", "pending", "bytes", "view_rows", "prov_bytes",
-                      "batch_id")
+NODE_STATE_COLUMNS = ("node", "part", "data", "digest", "pending", "bytes", "view_rows",
+                      "prov_bytes", "batch_id")
 NODE_STATE_PARTITIONS = ["node", "part"]
 RUNTIME = "spark"
 #: How many view tables are written at once.
@@ -118,27 +121,30 @@ def _read_changes(spark: SparkSession, settings: Settings, after: int, through: 
         F.col("var").alias("name"), F.lit(None).cast("binary").alias("payload"),
         F.lit(None).cast("binary").alias("prov"), F.lit(None).cast("boolean").alias("pending"),
         F.lit(None).cast("boolean").alias("changed"), F.lit(None).cast("double").alias("value"),
-        F.lit(None).cast("binary").alias("journal"),
+        F.lit(None).cast("binary").alias("journal"), F.lit(None).cast("binary").alias("digest"),
     )
     return facts, kills
 
 
-def _read_states(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The committed node states as ``state`` rows (a node's base joined with its journal);
-    ``node_state`` is partitioned by node, so a filter on ``node`` reads only those nodes'
-    files."""
+def _read_states(spark: SparkSession, settings: Settings, version: int) -> DataFrame:
+    """Version ``version`` of the node states as ``state`` rows: a node's journal and its
+    base's digest and size, not the base's bytes (a task reads them from ``node_state`` only if
+    its worker does not hold the node: :func:`~aspen.pipeline.spark_rounds.read_stored_state`).
+    ``node_state`` is partitioned by node and part, so a filter on ``node`` reads only those
+    nodes' files, and the bases' files are not read here at all."""
     from pyspark.sql import functions as F
 
-    table = spark.read.format("delta").load(settings.table_uri(NODE_STATE))
-    base = table.where("part = 'base'").select("node", F.col("data").alias("payload"))
+    table = spark.read.format("delta").option("versionAsOf", version) \
+        .load(settings.table_uri(NODE_STATE))
+    base = table.where("part = 'base'").select("node", "digest", "bytes")
     journal = table.where("part = 'journal'").select("node", F.col("data").alias("journal"),
                                                      "pending")
     return base.join(journal, "node", "left").select(
         F.col("node").cast("int").alias("node"), F.lit("state").alias("kind"),
         F.lit(None).cast("int").alias("src"), F.lit(None).cast("string").alias("name"),
-        "payload", F.lit(None).cast("binary").alias("prov"),
+        F.lit(None).cast("binary").alias("payload"), F.lit(None).cast("binary").alias("prov"),
         F.coalesce("pending", F.lit(False)).alias("pending"), F.lit(False).alias("changed"),
-        F.lit(None).cast("double").alias("value"), "journal",
+        F.col("bytes").cast("double").alias("value"), "journal", "digest",
     )
 
 
@@ -196,11 +202,8 @@ def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame
 def _control(out: DataFrame) -> list[Any]:
     """One small collect, no shuffle: per-channel message counts and bytes (``sent`` rows the
     senders wrote), node flags and counters."""
-    from pyspark.sql import functions as F
-
     return out.where("kind IN ('state', 'stat', 'sent')").select(
-        "kind", "node", "src", "name", "value", "pending", "changed",
-        F.length("payload").cast("long").alias("bytes")).collect()
+        "kind", "node", "src", "name", "value", "pending", "changed").collect()
 
 
 def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_active: set[int],
@@ -214,7 +217,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
-        round_config = RoundConfig(config.partitions, config.views, config.choices, flushing)
+        round_config = dataclasses.replace(config, flush=flushing)
         started = time.perf_counter()
         nodes = active | (pending if flushing else set())
         out = _round(rows.of(nodes), mail, round_config)
@@ -242,7 +245,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
                     pending.add(row.node)
                 if row.changed:
                     ran.add(row.node)
-                    stats.node[row.node]["state_bytes"] = float(row.bytes)
+                    stats.node[row.node]["state_bytes"] = float(row.value)
             else:
                 stats.node[row.node][row.name] += row.value
         mail = out.where("kind = 'msg'")
@@ -256,9 +259,9 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
 def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, ran: set[int],
                   compacted: set[int], batch_id: int, rebuild: bool) -> None:
     """MERGE into ``node_state`` the journals of the nodes that ran and the bases of those
-    ``compacted`` this batch (their journals then start empty). The table is partitioned by
-    node and part, so only those files are read and rewritten: a node's base, the bulk of its
-    state, only when it was compacted."""
+    ``compacted`` this batch (the publish rows that carry state bytes). The table is
+    partitioned by node and part, so only those files are read and rewritten: a node's base,
+    the bulk of its state, only when it was compacted."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -269,12 +272,13 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
     journals = states.join(totals, "node", "left").select(
         "node", F.lit("journal").alias("part"),
         F.coalesce("journal", F.lit(bytearray())).alias("data"),
+        F.lit(None).cast("binary").alias("digest"),
         F.coalesce("pending", F.lit(False)).alias("pending"),
         F.coalesce(F.length("journal"), F.lit(0)).cast("long").alias("bytes"),
         F.coalesce("view_rows", F.lit(0)).cast("long").alias("view_rows"),
         F.coalesce("prov_bytes", F.lit(0)).cast("long").alias("prov_bytes"), batch)
-    bases = states.where(_node_in(ran if rebuild else compacted)).select(
-        "node", F.lit("base").alias("part"), F.col("payload").alias("data"),
+    bases = states.where("payload IS NOT NULL").select(
+        "node", F.lit("base").alias("part"), F.col("payload").alias("data"), "digest",
         F.lit(None).cast("boolean").alias("pending"),
         F.length("payload").cast("long").alias("bytes"), F.lit(None).cast("long")
         .alias("view_rows"), F.lit(None).cast("long").alias("prov_bytes"), batch)
@@ -287,7 +291,7 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
     if not ran:
         return
     touched = f"(t.part = 'journal' AND t.{_node_in(ran)}) OR " \
-              f"(t.part = 'base' AND t.{_node_in(compacted & ran)})"
+              f"(t.part = 'base' AND t.{_node_in(compacted)})"
     (DeltaTable.forPath(spark, uri).alias("t")
      .merge(rows.alias("s"), f"t.node = s.node AND t.part = s.part AND ({touched})")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
@@ -407,7 +411,9 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
     after = -1 if rebuild else last.through_ingest_batch
     entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
-    config = RoundConfig(partitions, views, PlanChoices(mode=mode))
+    state_version = None if rebuild else table_version(settings, NODE_STATE)
+    config = RoundConfig(partitions, views, PlanChoices(mode=mode),
+                         state_uri=settings.table_uri(NODE_STATE), state_version=state_version)
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)
@@ -415,7 +421,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     killed = kills.where("node = 0").count()
     stats.spark_jobs += 3
     report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
-    states = _empty(spark) if rebuild else _read_states(spark, settings)
+    states = _empty(spark) if state_version is None else \
+        _read_states(spark, settings, state_version)
     first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
     # the kill notices cross the first round's shuffle: one row per dead variable and node
     stats.kill_rows = int(killed) * partitions
@@ -429,23 +436,27 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
                           stats)
 
     started_publish = time.perf_counter()
+    def publish(rows: pd.DataFrame) -> pd.DataFrame:
+        return node_publish(config, rows)
+
     published = state_rows.of(ran).groupBy("node").applyInPandas(
-        node_publish, ROUND_DDL).localCheckpoint(eager=True)
+        publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
     _release(facts)
-    marks = set()
-    for row in published.where("kind IN ('view', 'drop', 'stat')").select(
+    marks, compacted = set(), set()
+    for row in published.where("kind IN ('view', 'drop', 'stat') OR (kind = 'state' AND "
+                               "payload IS NOT NULL)").select(
             "kind", "node", "name", "value").distinct().collect():
         if row.kind == "stat":
             stats.node[row.node][row.name] = row.value
+        elif row.kind == "state":
+            compacted.add(row.node)  # its base bytes were made this batch: they are written
         else:
             marks.add(row.name)
     stats.spark_jobs += 2
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
     started_write = time.perf_counter()
-    compacted = {node for node, counters in stats.node.items()
-                 if counters.get("dumps", 0) or counters.get("publish_dumps", 0)}
     _merge_states(spark, settings, published, ran, compacted, entry.batch_id, rebuild)
     crash_point("maintain:after-state")
     changed_views = [v for v in views

@@ -4,10 +4,12 @@ Every DataFrame of the Spark runtime has one schema, :data:`ROUND_DDL`; a row's 
 what it is:
 
 =========  ==========================================================================
-``state``  a node's operator state: ``payload`` its state bytes at its last compaction,
-           ``journal`` the rounds it ran and the publishes since (:mod:`aspen.engine.rounds`);
-           ``pending``: a MinShip buffer holds something; ``changed``: it ran this round
-           (in a round's output) or was compacted at publish (in the publish's output)
+``state``  a node's operator state: its state bytes at its last compaction — ``payload``
+           when they were made this batch, else null (read from ``node_state`` by a task that
+           must decode them) — with their ``digest`` and size (``value``); ``journal`` the
+           rounds it ran and the publishes since (:mod:`aspen.engine.rounds`); ``pending``: a
+           MinShip buffer holds something; ``changed``: it ran this round (in a round's
+           output) or was compacted at publish (in the publish's output)
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
@@ -25,13 +27,14 @@ what it is:
 >>> from aspen.engine.batch import BaseFact
 >>> rows = pd.DataFrame([{"node": 0, "kind": "fact", "src": None, "name": None,
 ...     "payload": pickle.dumps(BaseFact("link", ("a", "b", 1.0), "v1")), "prov": None,
-...     "pending": None, "changed": None, "value": None, "journal": None}])
+...     "pending": None, "changed": None, "value": None, "journal": None, "digest": None}])
 >>> sorted(node_round(cfg, rows)["kind"].unique())
 ['stat', 'state']
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 from dataclasses import dataclass
@@ -41,11 +44,16 @@ from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.rounds import (
     NodeCache,
+    State,
+    StoredState,
     decode_journal,
     encode_journal,
     publish_node,
+    state_digest,
+    state_size,
     step_node,
 )
+from aspen.errors import EngineError
 from aspen.pipeline.changes import fact_from_row
 from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
 
@@ -55,11 +63,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "node_publish", "node_round",
-           "route_facts"]
+           "read_stored_state", "route_facts"]
 
 ROUND_DDL = (
     "node INT, kind STRING, src INT, name STRING, payload BINARY, prov BINARY, "
-    "pending BOOLEAN, changed BOOLEAN, value DOUBLE, journal BINARY"
+    "pending BOOLEAN, changed BOOLEAN, value DOUBLE, journal BINARY, digest BINARY"
 )
 ROUND_COLUMNS = tuple(part.split()[0] for part in ROUND_DDL.split(", "))
 #: Nodes restored by this Python worker (content-addressed: a hit skips decoding a state).
@@ -74,6 +82,49 @@ class RoundConfig:
     views: tuple[str, ...]
     choices: PlanChoices | None
     flush: bool = False
+    #: where a stored node state is read on a cache miss: ``node_state``'s URI and version
+    state_uri: str | None = None
+    state_version: int | None = None
+
+
+def read_stored_state(uri: str, version: int, node: int) -> bytes:
+    """The base state bytes of ``node`` in version ``version`` of the ``node_state`` table at
+    ``uri`` (delta-rs: one partition's file, no JVM)."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(uri, version=version).to_pyarrow_table(
+        partitions=[("node", "=", str(node)), ("part", "=", "base")], columns=["data"])
+    if table.num_rows != 1:
+        raise EngineError(f"node_state version {version} holds {table.num_rows} bases of node "
+                          f"{node}, not one")
+    return bytes(table.column("data")[0].as_py())
+
+
+def _state_in(config: RoundConfig, me: int, row: Any) -> State:
+    """The state a ``state`` row stands for: its bytes, or the stored bytes by digest."""
+    if row["payload"] is not None and not _missing(row["payload"]):
+        return bytes(row["payload"])
+    if row["digest"] is None or _missing(row["digest"]):
+        return None
+    if config.state_uri is None or config.state_version is None:
+        raise EngineError(f"node {me}'s state is stored, but the round was not told where")
+    return StoredState(bytes(row["digest"]), int(row["value"]), functools.partial(
+        read_stored_state, config.state_uri, config.state_version, me))
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _state_out(state: State, **values: Any) -> dict[str, Any]:
+    """The columns of a ``state`` row for ``state`` (bytes made this batch travel; stored
+    bytes travel by digest)."""
+    if isinstance(state, StoredState):
+        return dict(payload=None, digest=state.digest, value=float(state.size), **values)
+    return dict(payload=state, digest=None if state is None else state_digest(state),
+                value=float(state_size(state)), **values)
 
 
 def _row(node: int, kind: str, **values: Any) -> dict[str, Any]:
@@ -119,7 +170,7 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     me = int(rows["node"].iloc[0])
     kind = rows["kind"]
     states = rows[kind == "state"]
-    state = bytes(states["payload"].iloc[0]) if len(states) else None
+    state = _state_in(config, me, states.iloc[0]) if len(states) else None
     journal = _journal_bytes(states["journal"].iloc[0]) if len(states) else b""
     facts = [pickle.loads(bytes(p)) for p in rows.loc[kind == "fact", "payload"]]
     facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
@@ -132,8 +183,8 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
         flush=config.flush, cache=_CACHE,
     )
     journal = b"" if step.dumped else journal + encode_journal(step.journal[-1:])
-    out = [_row(me, "state", payload=step.state, journal=journal, pending=step.pending,
-                changed=True)]
+    out = [_row(me, "state", **_state_out(step.state, journal=journal, pending=step.pending,
+                                         changed=True))]
     out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
     sent: dict[int, list[int]] = {}
     for dst, data in step.outbox:
@@ -162,7 +213,7 @@ def _json_row(view: str, values: tuple) -> bytes:
     return json.dumps(row).encode()
 
 
-def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
+def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
     published, and the node state remembering them: the state bytes with the journal, the
     publish appended (``changed``: the journal was compacted into new bytes instead)."""
@@ -170,13 +221,15 @@ def node_publish(rows: pd.DataFrame) -> pd.DataFrame:
     state_row = rows[rows["kind"] == "state"].iloc[0]
     journal = _journal_bytes(state_row["journal"])
     entries = decode_journal(journal)
-    published = publish_node(bytes(state_row["payload"]), cache=_CACHE, me=me, journal=entries)
+    published = publish_node(_state_in(config, me, state_row), cache=_CACHE, me=me,
+                             journal=entries)
     if published.dumped:
         journal = b""
     elif len(published.journal) > len(entries):
         journal += encode_journal(published.journal[len(entries):])
-    out = [_row(me, "state", payload=published.state, journal=journal,
-                pending=bool(state_row["pending"]), changed=published.dumped),
+    out = [_row(me, "state", **_state_out(published.state, journal=journal,
+                                         pending=bool(state_row["pending"]),
+                                         changed=published.dumped)),
            _row(me, "stat", name="view_rows", value=float(published.view_rows)),
            _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes)),
            _row(me, "stat", name="publish_dumps", value=float(published.dumped))]
