@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from aspen.provenance.bdd import Formula, ProvenanceManager
-from aspen.provenance.cudd_native import cudd_handle
+from aspen.provenance.cudd_native import cached_on, cudd_handle
 from aspen.provenance.forest_native import native_library
 
 __all__ = ["MentionScan", "SupportKeys", "mention_scanner", "restriction", "support_keys"]
@@ -113,15 +113,7 @@ def mention_scanner(manager: ProvenanceManager) -> MentionScan | None:
     >>> mention_scanner(ProvenanceManager(backend="python")) is None
     True
     """
-    cached = getattr(manager, "_aspen_mention_scanner", False)
-    if cached is not False:
-        return cached
-    scan = _bind_scanner(manager)
-    try:
-        manager._aspen_mention_scanner = scan  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
-    return scan
+    return cached_on(manager, "_aspen_mention_scanner", _bind_scanner)
 
 
 def _bind_scanner(manager: ProvenanceManager) -> MentionScan | None:

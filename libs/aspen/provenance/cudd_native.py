@@ -15,14 +15,16 @@ True
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from aspen.provenance.bdd import ProvenanceManager
 
-__all__ = ["CuddHandle", "cudd_handle"]
+__all__ = ["CuddHandle", "cached_on", "cudd_handle"]
+
+T = TypeVar("T")
 
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 
@@ -51,17 +53,32 @@ class CuddHandle:
         return func
 
 
-def cudd_handle(manager: ProvenanceManager) -> CuddHandle | None:
-    """The checked :class:`CuddHandle` of ``manager``'s ``dd.cudd`` BDD, or None."""
-    cached = getattr(manager, "_aspen_cudd_handle", False)
-    if cached is not False:
+_UNSET = object()
+
+
+def cached_on(manager: ProvenanceManager, attribute: str,
+              build: Callable[[ProvenanceManager], T]) -> T:
+    """``build(manager)``, computed once and kept on ``manager`` as ``attribute`` (a binding
+    that lives as long as the manager; None is kept too).
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> cached_on(m, "_aspen_example", lambda _m: []) is cached_on(m, "_aspen_example", list)
+    True
+    """
+    cached = getattr(manager, attribute, _UNSET)
+    if cached is not _UNSET:
         return cached
-    handle = _probe(manager)
+    value = build(manager)
     try:
-        manager._aspen_cudd_handle = handle  # type: ignore[attr-defined]
+        setattr(manager, attribute, value)
     except AttributeError:
         pass
-    return handle
+    return value
+
+
+def cudd_handle(manager: ProvenanceManager) -> CuddHandle | None:
+    """The checked :class:`CuddHandle` of ``manager``'s ``dd.cudd`` BDD, or None."""
+    return cached_on(manager, "_aspen_cudd_handle", _probe)
 
 
 def _probe(manager: ProvenanceManager) -> CuddHandle | None:

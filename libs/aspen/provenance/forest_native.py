@@ -24,7 +24,7 @@ from pathlib import Path
 
 from aspen.errors import ProvenanceError
 from aspen.provenance.bdd import Formula, ProvenanceManager, _get_varint, _read_names
-from aspen.provenance.cudd_native import cudd_handle
+from aspen.provenance.cudd_native import cached_on, cudd_handle
 
 __all__ = ["LIBRARY", "forest_decoder", "native_library"]
 
@@ -61,15 +61,7 @@ def native_library() -> ctypes.CDLL | None:
 def forest_decoder(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None:
     """A compiled decoder of :func:`~aspen.provenance.bdd.encode_forest` bytes into
     ``manager``, or None (pure-Python backend, or the library is not built)."""
-    cached = getattr(manager, "_aspen_forest_decoder", False)
-    if cached is not False:
-        return cached
-    decoder = _bind(manager)
-    try:
-        manager._aspen_forest_decoder = decoder  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
-    return decoder
+    return cached_on(manager, "_aspen_forest_decoder", _bind)
 
 
 def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None:
