@@ -19,6 +19,8 @@ import pytest
 from deltalake import DeltaTable
 
 from aspen.engine.batch import Batch
+from aspen.engine.node import NodeRuntime
+from aspen.engine.rounds import state_digest
 from aspen.engine.runtime import LocalRuntime
 from aspen.errors import InjectedCrash
 from aspen.lake.ingest import ingest_files
@@ -27,6 +29,7 @@ from aspen.pipeline.changes import live_facts
 from aspen.pipeline.deltars import read_table
 from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.maintain_spark import NODE_STATE, maintain_spark
+from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
@@ -125,7 +128,7 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     maintain_local(lake, spark=spark, partitions=2)  # and back to the local runtime
     assert verify_lake(lake).ok
     runtimes = list(read_table(lake, "ledger").sort_values("batch_id")["runtime"])
-    assert runtimes == ["local", "spark", "spark", "spark", "spark", "spark", "local"]
+    assert runtimes == ["local", *["spark"] * 7, "local"]  # 12 partitions: three more batches
 
 
 def _state_files(lake: Settings) -> dict[tuple[int, str], set[str]]:
@@ -162,6 +165,33 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
                             & metrics["metric"].isin(["dumps", "publish_dumps"])
                             & (metrics["value"] > 0)]["node"])
     assert {node for node, part in rewritten if part == "base"} == compacted
+
+    # journals kept (a budget no journal reaches): the next batches rewrite no base at all, and
+    # their rounds restore nodes from stored bases plus journals that span batches
+    for name, record in [("two-link", {"op": "insert", "relation": "link", "src": "n6",
+                                       "dst": "n7", "cost": 9.0}),
+                         ("drop-link", {"op": "delete", "relation": "link", "src": "n5",
+                                        "dst": "n6"})]:
+        before = _state_files(lake)
+        ingest(spark, lake, tmp_path / f"{name}.jsonl", [record])
+        maintain_spark(lake, spark=spark, partitions=12, compact_over=2**40)
+        assert_views_exact(lake)
+        after = _state_files(lake)
+        rewritten = {key for key in after if after[key] != before.get(key)}
+        assert rewritten and all(part == "journal" for _node, part in rewritten), rewritten
+    assert_stored_bases_read_back(lake)
+
+
+def assert_stored_bases_read_back(lake: Settings) -> None:
+    """What a task reads on a cache miss: each node's base bytes at the table's version, equal
+    to their digest, restoring a node."""
+    table = DeltaTable(lake.table_uri(NODE_STATE))
+    bases = table.to_pandas(partitions=[("part", "=", "base")])
+    assert len(bases) == 12
+    for node, digest in zip(bases["node"], bases["digest"], strict=True):
+        data = read_stored_state(lake.table_uri(NODE_STATE), table.version(), int(node))
+        assert state_digest(data) == bytes(digest)
+        assert NodeRuntime.load(data).me == int(node)
 
 
 CRASH_POINTS = [

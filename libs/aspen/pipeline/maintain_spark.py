@@ -98,8 +98,13 @@ def _empty(spark: SparkSession) -> DataFrame:
     return spark.createDataFrame([], ROUND_DDL)
 
 
-def _node_in(nodes: set[int]) -> str:
-    return f"node IN ({', '.join(str(n) for n in sorted(nodes))})" if nodes else "false"
+def _node_in(nodes: set[int], column: str = "node") -> str:
+    """A SQL condition: ``column`` is one of ``nodes`` (``false`` for none).
+
+    >>> _node_in({2, 1}, "t.node"), _node_in(set())
+    ('t.node IN (1, 2)', 'false')
+    """
+    return f"{column} IN ({', '.join(str(n) for n in sorted(nodes))})" if nodes else "false"
 
 
 def _read_changes(spark: SparkSession, settings: Settings, after: int, through: int,
@@ -290,8 +295,8 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
         return
     if not ran:
         return
-    touched = f"(t.part = 'journal' AND t.{_node_in(ran)}) OR " \
-              f"(t.part = 'base' AND t.{_node_in(compacted)})"
+    touched = f"(t.part = 'journal' AND {_node_in(ran, 't.node')}) OR " \
+              f"(t.part = 'base' AND {_node_in(compacted, 't.node')})"
     (DeltaTable.forPath(spark, uri).alias("t")
      .merge(rows.alias("s"), f"t.node = s.node AND t.part = s.part AND ({touched})")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
@@ -369,10 +374,13 @@ def maintain_spark(
     partitions: int | None = None,
     mode: str | None = None,
     views: Sequence[str] = VIEW_NAMES,
+    compact_over: int | None = None,
 ) -> MaintainReport:
     """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
     (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
     maintained (benchmarks compare ``reachable`` alone with DRed); a lake keeps one view set.
+    ``compact_over`` replaces the compaction policy by a fixed journal budget in bytes
+    (:func:`~aspen.engine.rounds.needs_compaction`; tests use it to keep journals).
 
     >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
     MaintainReport(batch_id=1, ...)
@@ -385,13 +393,14 @@ def maintain_spark(
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
     try:
-        return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views))
+        return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views),
+                         compact_over)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
 
 
 def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
-              views: tuple[str, ...]) -> MaintainReport:
+              views: tuple[str, ...], compact_over: int | None) -> MaintainReport:
     from aspen.engine.plan import PlanChoices
     from aspen.lake.apply import apply_pending
 
@@ -413,7 +422,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
     state_version = None if rebuild else table_version(settings, NODE_STATE)
     config = RoundConfig(partitions, views, PlanChoices(mode=mode),
-                         state_uri=settings.table_uri(NODE_STATE), state_version=state_version)
+                         state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
+                         compact_over=compact_over)
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)

@@ -85,6 +85,7 @@ class RoundConfig:
     #: where a stored node state is read on a cache miss: ``node_state``'s URI and version
     state_uri: str | None = None
     state_version: int | None = None
+    compact_over: int | None = None  # a fixed journal budget instead of the policy
 
 
 def read_stored_state(uri: str, version: int, node: int) -> bytes:
@@ -180,7 +181,7 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
         me, config.partitions, config.views, config.choices or PlanChoices(), state,
         journal=decode_journal(journal), dead=dead, facts=facts,
         inbox=[(int(s), bytes(p)) for s, p in zip(mail["src"], mail["payload"], strict=True)],
-        flush=config.flush, cache=_CACHE,
+        flush=config.flush, cache=_CACHE, compact_over=config.compact_over,
     )
     journal = b"" if step.dumped else journal + encode_journal(step.journal[-1:])
     out = [_row(me, "state", **_state_out(step.state, journal=journal, pending=step.pending,
@@ -222,7 +223,7 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     journal = _journal_bytes(state_row["journal"])
     entries = decode_journal(journal)
     published = publish_node(_state_in(config, me, state_row), cache=_CACHE, me=me,
-                             journal=entries)
+                             journal=entries, compact_over=config.compact_over)
     if published.dumped:
         journal = b""
     elif len(published.journal) > len(entries):
