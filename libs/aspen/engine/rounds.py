@@ -383,7 +383,7 @@ class RoundRuntime:
     """The round protocol in one process. Without a ``cache`` every node is restored from its
     bytes and replays its journal each round (exercising the codec and the replay). With
     ``stored``, states cross batches as :class:`StoredState` (as the Spark runtime's rows do):
-    their bytes are fetched only on a cache miss (counted in :attr:`fetches`)."""
+    their bytes are fetched only on a cache miss (listed in :attr:`fetched`)."""
 
     views: Sequence[str] = ("reachable",)
     partitions: int = 4
@@ -401,7 +401,8 @@ class RoundRuntime:
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
     compact_over: int | None = None  # journal bytes that trigger a dump (None: the policy)
     stored: bool = False
-    fetches: int = 0
+    #: one entry per stored state fetched (a list, so that the fetch closures hold no cycle)
+    fetched: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.views = check_views(self.views)
@@ -467,8 +468,10 @@ class RoundRuntime:
         if not self.stored or not isinstance(state, bytes):
             return state
 
+        fetched = self.fetched
+
         def fetch() -> bytes:
-            self.fetches += 1
+            fetched.append(len(state))
             return state
 
         return StoredState(state_digest(state), len(state), fetch)
