@@ -66,11 +66,11 @@ if TYPE_CHECKING:
 __all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
 
 NODE_STATE = "node_state"
-#: Columns a node_state table written by this version has (an older table is rebuilt): two rows
-#: a node, ``part`` ``base`` (``data``: its state bytes at its last compaction, ``digest``) and
-#: ``journal``
-#: (``data``: the journal since; ``pending``, ``view_rows``, ``prov_bytes``), partitioned by
-#: node and part, so a batch rewrites a base only when the node was compacted.
+#: Columns a node_state table written by this version has (an older table is rebuilt). Two rows
+#: a node: ``part`` = ``base`` (``data``: its state bytes at its last compaction, with their
+#: ``digest``) and ``journal`` (``data``: the journal since; ``pending``, ``view_rows``,
+#: ``prov_bytes``); partitioned by node and part, so a batch rewrites a base only when the node
+#: was compacted.
 NODE_STATE_COLUMNS = ("node", "part", "data", "digest", "pending", "bytes", "view_rows",
                       "prov_bytes", "batch_id")
 NODE_STATE_PARTITIONS = ["node", "part"]
