@@ -35,8 +35,10 @@ from aspen.engine.batch import BaseFact, Batch
 from aspen.lake import tables
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_key
 from aspen.settings import Settings
+from aspen.spark.python_worker import prepare_worker
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
@@ -118,6 +120,12 @@ def _pre_state(spark: SparkSession, settings: Settings, last: int) -> DataFrame:
         (F.col("deleted_batch") > last) & F.coalesce(F.col("death") != "expired", F.lit(True))
     )
     return registry.where((F.col("inserted_batch") <= last) & alive)
+
+
+def _fold_key_task(group: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~aspen.lake.fold.fold_key` as a Spark task runs it (its worker prepared)."""
+    prepare_worker()
+    return fold_key(group)
 
 
 def _fold_input(updates: DataFrame, state: DataFrame) -> DataFrame:
@@ -232,7 +240,7 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     changes = (
         _fold_input(updates, _pre_state(spark, settings, last))
         .groupBy("relation", "key")
-        .applyInPandas(fold_key, FOLD_OUTPUT_DDL)
+        .applyInPandas(_fold_key_task, FOLD_OUTPUT_DDL)
         .localCheckpoint()
     )
     instances = changes.where(F.col("row_kind") == "instance")

@@ -56,6 +56,7 @@ from aspen.engine.rounds import (
 from aspen.errors import EngineError
 from aspen.pipeline.changes import fact_from_row
 from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
+from aspen.spark.python_worker import prepare_worker
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -145,6 +146,7 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def route_facts(partitions: int, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """``mapInPandas`` over registry rows (var, relation, values): a ``fact`` row for the node
     owning each instance's first value."""
+    prepare_worker()
     for batch in batches:
         rows = []
         for record in batch.to_dict("records"):
@@ -168,6 +170,7 @@ def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     """One round of one node (all of ``rows`` share ``node``): see :func:`step_node`. The state
     row it returns keeps the state bytes it was given and the journal with this round appended,
     unless the node was compacted (dumped) into new bytes."""
+    prepare_worker()
     me = int(rows["node"].iloc[0])
     kind = rows["kind"]
     states = rows[kind == "state"]
@@ -218,6 +221,7 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
     published, and the node state remembering them: the state bytes with the journal, the
     publish appended (``changed``: the journal was compacted into new bytes instead)."""
+    prepare_worker()
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
     journal = _journal_bytes(state_row["journal"])
