@@ -1,6 +1,7 @@
 """spark-submit entry point: maintain the views over everything logged since the last batch.
 
     spark-submit jobs/maintain.py --lake LAKE [--runtime local] [--partitions N] [--mode lazy|eager]
+        [--hosts N]
 """
 
 from __future__ import annotations

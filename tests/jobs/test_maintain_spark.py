@@ -107,7 +107,9 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     assert maintain_spark(lake, spark=spark, partitions=4).batch_id == 2  # rebuilt from local
     assert_views_exact(lake)
     ingest(spark, lake, tmp_path / "3.jsonl", batches[2])
-    report = maintain_spark(lake, spark=spark, partitions=4)  # incremental
+    # incremental, the 4 nodes on 2 hosts (Spark tasks): mail between a host's nodes stays in
+    # its task
+    report = maintain_spark(lake, spark=spark, partitions=4, hosts=2)
     assert report.deleted_vars > 0 and report.inserted_vars > 0
     assert_views_exact(lake)
     assert maintain_spark(lake, spark=spark, partitions=4).nothing_to_do
@@ -117,6 +119,8 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     counters = totals.set_index("metric")["value"]
     assert counters["rounds"] >= 1 and counters["updates_in"] == report.deleted_vars + \
         report.inserted_vars and counters["rows_shipped"] > 0 and counters["bytes_shipped"] > 0
+    assert counters["hosts"] == 2 and counters["subrounds"] >= counters["rounds"]
+    assert counters["kill_rows"] <= counters["rows_shuffled"] <= counters["rows_shipped"]
     for table in (*VIEW_NAMES, NODE_STATE):  # the dashboard's delta-rs reads every table
         assert DeltaTable(lake.table_uri(table)).protocol().min_reader_version == 1
 
@@ -168,13 +172,17 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
 
     # journals kept (a budget no journal reaches): the next batches rewrite no base at all, and
     # their rounds restore nodes from stored bases plus journals that span batches
-    for name, record in [("two-link", {"op": "insert", "relation": "link", "src": "n6",
-                                       "dst": "n7", "cost": 9.0}),
-                         ("drop-link", {"op": "delete", "relation": "link", "src": "n5",
-                                        "dst": "n6"})]:
+    # (on 5 hosts, then on one: hosts are scheduling, not state — no rebuild)
+    for name, hosts, record in [("two-link", 5, {"op": "insert", "relation": "link",
+                                                 "src": "n6", "dst": "n7", "cost": 9.0}),
+                                ("drop-link", 1, {"op": "delete", "relation": "link",
+                                                  "src": "n5", "dst": "n6"})]:
         before = _state_files(lake)
         ingest(spark, lake, tmp_path / f"{name}.jsonl", [record])
-        maintain_spark(lake, spark=spark, partitions=12, compact_over=2**40)
+        report = maintain_spark(lake, spark=spark, partitions=12, compact_over=2**40,
+                                hosts=hosts)
+        assert not report.nothing_to_do and report.batch_id == ledger.last_committed(
+            lake).batch_id
         assert_views_exact(lake)
         after = _state_files(lake)
         rewritten = {key for key in after if after[key] != before.get(key)}
@@ -210,10 +218,10 @@ def test_a_batch_crashed_anywhere_reruns_to_the_exact_result(spark, lake: Settin
     for point in CRASH_POINTS:  # the same batch crashes at one point after another
         monkeypatch.setenv("ASPEN_CRASH_AT", point)
         with pytest.raises(InjectedCrash):
-            maintain_spark(lake, spark=spark, partitions=3)
+            maintain_spark(lake, spark=spark, partitions=3, hosts=2)
         assert ledger.last_committed(lake).batch_id == 1, point  # not committed
     monkeypatch.delenv("ASPEN_CRASH_AT")
-    assert maintain_spark(lake, spark=spark, partitions=3).batch_id == 2
+    assert maintain_spark(lake, spark=spark, partitions=3, hosts=2).batch_id == 2
     assert_views_exact(lake)
 
 

@@ -5,7 +5,8 @@ Every node is restored from bytes each round and messages cross nodes as bytes, 
 checks the node codec; with a large ``compact_over`` a node is never dumped after its first round,
 so every round replays its journal (rounds and publishes of every batch so far) on bytes fetched
 as a :class:`StoredState`; with ``0`` it is dumped every round. Modes: eager / lazy MinShip; 1, 4
-and 12 partitions.
+and 12 partitions; a host per node, or nodes sharing 1, 2 or 5 hosts (mail between nodes of a
+host delivered within the round).
 """
 
 from __future__ import annotations
@@ -21,26 +22,29 @@ from aspen.engine.runtime import LocalRuntime
 from aspen.views import VIEWS
 
 K = 20.0
+HOSTS = st.sampled_from([None, 1, 2, 5])
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
 @settings(max_examples=15, deadline=None)
-@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
-def test_rounds_equal_local_and_scratch(mode, program, partitions):
-    check_rounds(mode, program, partitions, compact_over=2**40, stored=True)
+@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]),
+       hosts=HOSTS)
+def test_rounds_equal_local_and_scratch(mode, program, partitions, hosts):
+    check_rounds(mode, program, partitions, compact_over=2**40, stored=True, hosts=hosts)
 
 
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
 @settings(max_examples=5, deadline=None)
-@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]))
-def test_rounds_dumping_every_round_equal_local_and_scratch(mode, program, partitions):
-    check_rounds(mode, program, partitions, compact_over=0)
+@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]),
+       hosts=HOSTS)
+def test_rounds_dumping_every_round_equal_local_and_scratch(mode, program, partitions, hosts):
+    check_rounds(mode, program, partitions, compact_over=0, hosts=hosts)
 
 
-def check_rounds(mode, program, partitions, compact_over, stored=False):
+def check_rounds(mode, program, partitions, compact_over, stored=False, hosts=None):
     local = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, k=K)
     rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode,
-                          compact_over=compact_over, stored=stored)
+                          compact_over=compact_over, stored=stored, hosts=hosts)
     for step in interpret(program):
         local.apply(step.batch)
         local.flush()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from aspen.errors import ConfigError
 from aspen.settings import Settings
 
 
@@ -15,14 +16,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local: the operators in this process; spark: partitions on Spark")
     p.add_argument("--partitions", type=int, default=None, help="number of query nodes (default 4)")
     p.add_argument("--mode", choices=("lazy", "eager"), default=None, help="MinShip mode (default lazy)")
+    p.add_argument("--hosts", type=int, default=None,
+                   help="spark: Spark tasks a round runs the query nodes on, mail between nodes "
+                        "of one task delivered within the round (default: one per node)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.hosts is not None and args.runtime != "spark":
+        raise ConfigError("--hosts applies to --runtime spark only")
     if args.runtime == "spark":
         from aspen.pipeline.maintain_spark import maintain_spark
 
-        report = maintain_spark(settings)
+        report = maintain_spark(settings, hosts=args.hosts)
     else:
         from aspen.pipeline.maintain_local import maintain_local
 

@@ -10,6 +10,13 @@ one hop per two; the batch ends when a flush round sends nothing. Then :func:`pu
 lists, per view and node, the rows that appeared or changed and the tuples that left since the
 node last published.
 
+Nodes live on *hosts* (:func:`host_of`; a Spark task per host and round). A message to a node on
+the same host is delivered within the round: the host runs its nodes in sub-rounds until none of
+them has local mail (:func:`run_host`), and only messages to other hosts wait for the next round.
+With a host per node (the default) every message crosses rounds; with fewer hosts a batch takes
+fewer rounds — on one host a batch is one round (plus its flush) — while the query nodes, their
+state and the messages between them are the same.
+
 A node's state is the state bytes of its last compaction plus its *journal*: the
 :class:`RoundInput` of every round it ran and every publish since, over as many batches as that
 spans. A worker that holds the node in memory (:class:`NodeCache`) applies only the new entry;
@@ -18,7 +25,8 @@ discarded: they were sent). So neither a round nor a publish dumps the node — 
 whole state, about a second per 1,000-node query node — unless :func:`needs_compaction` says the
 journal has grown too large or too costly to replay.
 
-:func:`step_node` and :func:`publish_node` are what a Spark task calls inside a partition;
+:func:`run_host` (one :func:`step_node` per node and sub-round) and :func:`publish_node` are
+what a Spark task calls;
 :class:`RoundRuntime` drives them in-process (the reference the Spark path is tested against).
 
 >>> from aspen.engine.batch import Batch, BaseFact
@@ -37,6 +45,7 @@ import hashlib
 import io
 import pickle
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +58,10 @@ from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput", "RoundRuntime",
-           "State", "StoredState", "decode_journal", "encode_journal", "needs_compaction",
-           "publish_changes", "publish_node", "state_bytes", "state_digest", "state_size",
-           "step_node"]
+__all__ = ["HostRound", "NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput",
+           "RoundRuntime", "State", "StoredState", "decode_journal", "encode_journal", "host_of",
+           "needs_compaction", "publish_changes", "publish_node", "run_host", "state_bytes",
+           "state_digest", "state_size", "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -315,6 +324,99 @@ def step_node(
                     decode_seconds, replayed, dumped)
 
 
+def host_of(node: int, hosts: int) -> int:
+    """The host (0 … hosts-1) that runs query node ``node``: nodes are dealt out in turn.
+
+    >>> [host_of(n, 2) for n in range(5)], host_of(7, 12)
+    ([0, 1, 0, 1, 0], 7)
+    """
+    return node % hosts
+
+
+@dataclass
+class HostRound:
+    """What one host did in one round: every node it ran, summed over the sub-rounds."""
+
+    states: dict[int, State]                         # node → the state it now stands for
+    journals: dict[int, tuple[RoundInput, ...]]      # node → its journal since that state
+    pending: dict[int, bool]                         # node → a MinShip buffer holds something
+    outbox: list[tuple[int, int, bytes]]             # (sender, destination, message): other hosts
+    delivered: dict[tuple[int, int], list[int]]      # (sender, destination) → [rows, bytes] here
+    counters: dict[int, dict[str, float]]            # node → processed, seconds, decode_s, …
+    subrounds: int = 0
+
+
+def run_host(
+    host: int,
+    hosts: int,
+    partitions: int,
+    views: Sequence[str],
+    choices: PlanChoices,
+    states: dict[int, State],
+    journals: dict[int, tuple[RoundInput, ...]],
+    nodes: Iterable[int],
+    *,
+    dead: Iterable[str] = (),
+    facts: dict[int, Sequence[BaseFact]] | None = None,
+    inbox: dict[int, Sequence[tuple[int, bytes]]] | None = None,
+    flush: bool = False,
+    backend: str | None = None,
+    cache: NodeCache | None = None,
+    compact_over: int | None = None,
+) -> HostRound:
+    """One round of ``host``: run ``nodes`` (its nodes with facts, mail or, in a flush round, a
+    MinShip buffer to fire), then, sub-round after sub-round, every node of the host that got
+    mail from another node of the host, until none did (:func:`step_node` each time: a sub-round
+    is one more journal entry). ``dead`` and ``facts`` enter in the first sub-round; ``flush``
+    holds for all of them. ``states`` and ``journals`` give every node that may run (a node
+    without an entry starts empty). Messages to other hosts are returned, in the order sent.
+
+    On one host, the link's node (0) tells the node owning ``b`` (1) in a second sub-round:
+
+    >>> from aspen.engine.batch import BaseFact
+    >>> facts = {0: [BaseFact("link", ("a", "b", 1.0), "v1")]}
+    >>> done = run_host(0, 1, 2, ("reachable",), PlanChoices(), {}, {}, [0], facts=facts,
+    ...                 backend="python")
+    >>> done.outbox, done.subrounds, sorted(done.states), done.delivered
+    ([], 2, [0, 1], {(0, 1): [1, 86]})
+    """
+    facts, mail = facts or {}, {me: list(box) for me, box in (inbox or {}).items() if box}
+    dead = tuple(dead)
+    done = HostRound({}, {}, {}, [], {}, {})
+    to_run, first = set(nodes) | set(mail), True
+    while to_run:
+        if any(host_of(me, hosts) != host for me in to_run):
+            raise EngineError(f"host {host} asked to run nodes of other hosts: {sorted(to_run)}")
+        local: dict[int, list[tuple[int, bytes]]] = {}
+        for me in sorted(to_run):
+            step = step_node(
+                me, partitions, views, choices, states.get(me), journal=journals.get(me, ()),
+                dead=dead if first else (), facts=facts.get(me, ()) if first else (),
+                inbox=mail.get(me, ()), flush=flush, backend=backend, cache=cache,
+                compact_over=compact_over)
+            states[me] = done.states[me] = step.state
+            journals[me] = done.journals[me] = step.journal
+            done.pending[me] = step.pending
+            counters = done.counters.setdefault(me, defaultdict(float))
+            for name, value in (("processed", step.processed), ("time_s", step.seconds),
+                                ("decode_s", step.decode_seconds),
+                                ("decodes", step.decode_seconds > 0),
+                                ("replayed", step.replayed), ("dumps", step.dumped),
+                                ("steps", 1)):
+                counters[name] += float(value)
+            for dst, data in step.outbox:
+                if host_of(dst, hosts) == host:
+                    local.setdefault(dst, []).append((me, data))
+                    channel = done.delivered.setdefault((me, dst), [0, 0])
+                    channel[0] += 1
+                    channel[1] += len(data)
+                else:
+                    done.outbox.append((me, dst, data))
+        done.subrounds += 1
+        first, mail, to_run = False, local, set(local)
+    return done
+
+
 #: A view's published changes on one node: (rows upserted with provenance bytes, tuples deleted).
 PublishedChanges = tuple[list[tuple[tuple, bytes | None]], list[tuple]]
 
@@ -383,7 +485,8 @@ class RoundRuntime:
     """The round protocol in one process. Without a ``cache`` every node is restored from its
     bytes and replays its journal each round (exercising the codec and the replay). With
     ``stored``, states cross batches as :class:`StoredState` (as the Spark runtime's rows do):
-    their bytes are fetched only on a cache miss (listed in :attr:`fetched`)."""
+    their bytes are fetched only on a cache miss (listed in :attr:`fetched`). With ``hosts``,
+    nodes share hosts and mail between nodes of a host is delivered within the round."""
 
     views: Sequence[str] = ("reachable",)
     partitions: int = 4
@@ -397,7 +500,8 @@ class RoundRuntime:
     #: view → tuple → (node that published it, provenance bytes or None)
     rows: dict[str, dict[tuple, tuple[int, bytes | None]]] = field(default_factory=dict)
     rounds: int = 0
-    shipped: int = 0  # rows a Spark run would shuffle: messages and kill notices
+    shipped: int = 0  # messages between nodes and kill notices
+    hosts: int | None = None  # nodes share hosts (:func:`run_host`); None: a host per node
     cache: NodeCache | None = None  # None: every round decodes (exercises the state codec)
     compact_over: int | None = None  # journal bytes that trigger a dump (None: the policy)
     stored: bool = False
@@ -421,26 +525,27 @@ class RoundRuntime:
             facts.setdefault(owner(fact.values[0], self.partitions), []).append(fact)
         mail: dict[int, list[tuple[int, bytes]]] = {}
         active = set(facts) | (set(range(self.partitions)) if dead else set())
+        hosts = self.hosts or self.partitions
         first, flushing = True, False
         while True:
             nodes = active | set(mail) | (self.pending if flushing else set())
             next_mail: dict[int, list[tuple[int, bytes]]] = {}
-            for me in sorted(nodes):
-                step = step_node(
-                    me, self.partitions, self.views, self.choices, self.states.get(me),
-                    journal=self.journals.get(me, ()), compact_over=self.compact_over,
-                    dead=dead if first else (), facts=facts.get(me, ()) if first else (),
-                    inbox=mail.get(me, ()), flush=flushing, backend=self.backend,
-                    cache=self.cache,
-                )
-                self.states[me] = step.state
-                self.journals[me] = step.journal
-                self.pending.discard(me)
-                if step.pending:
-                    self.pending.add(me)
-                for dst, data in step.outbox:
-                    next_mail.setdefault(dst, []).append((me, data))
-                    self.shipped += 1
+            for host in sorted({host_of(me, hosts) for me in nodes}):
+                done = run_host(
+                    host, hosts, self.partitions, self.views, self.choices, self.states,
+                    self.journals, [me for me in nodes if host_of(me, hosts) == host],
+                    dead=dead if first else (), facts=facts if first else {},
+                    inbox={me: box for me, box in mail.items() if host_of(me, hosts) == host},
+                    flush=flushing, backend=self.backend, cache=self.cache,
+                    compact_over=self.compact_over)
+                for me, pending in done.pending.items():
+                    self.pending.discard(me)
+                    if pending:
+                        self.pending.add(me)
+                for src, dst, data in done.outbox:
+                    next_mail.setdefault(dst, []).append((src, data))
+                self.shipped += len(done.outbox) + sum(
+                    rows for rows, _size in done.delivered.values())
             self.rounds += 1
             first, active, mail = False, set(), next_mail
             if mail:

@@ -7,12 +7,13 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
 2. read from the ``variables`` registry the instances born and the variables killed since the
    last batch: births become ``fact`` rows at the node owning their first value, deaths ``kill``
    rows for every node;
-3. rounds: ``groupBy("node").applyInPandas(node_round)`` over the state rows of the nodes that
-   have mail and the mail itself — inside each group one node runs the engine's operators on its
-   state; the messages it emits for other nodes are the next round's mail, and the shuffle of the
-   next ``groupBy`` is the network. Only nodes with mail (or, in a flush round, with buffered
-   MinShip entries) take part; the driver collects only control data (per-channel message counts
-   and bytes, per-node flags and counters);
+3. rounds: ``applyInPandas(host_round)`` grouped by host over the state rows of the hosts' nodes
+   and the mail — inside each group one host runs the engine's operators of its nodes that have
+   mail (or, in a flush round, buffered MinShip entries), delivering mail between its own nodes
+   in sub-rounds (:func:`aspen.engine.rounds.run_host`); the messages they emit for nodes on
+   other hosts are the next round's mail, and the shuffle of the next ``groupBy`` is the
+   network. Only hosts with such nodes take part; the driver collects only control data
+   (per-channel message counts and bytes, per-node flags and counters);
 4. publish: each node that ran lists the view rows it added or whose provenance changed and the
    rows it dropped since it last published (it keeps the published rows' formulas in its state;
    the publish joins the node's journal, which outlives the batch until it is compacted);
@@ -32,9 +33,11 @@ import functools
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aspen.engine.rounds import host_of
 from aspen.errors import ConfigError
 from aspen.pipeline import ledger
 from aspen.pipeline.deltars import (
@@ -50,15 +53,15 @@ from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     RoundConfig,
+    host_round,
     node_publish,
-    node_round,
     route_facts,
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
@@ -84,9 +87,12 @@ class SparkBatchStats:
     """Control data the driver gathers while running one batch."""
 
     rounds: int = 0
-    node_rounds: int = 0    # nodes run, summed over the rounds
+    node_rounds: int = 0    # node steps (a node's run in a sub-round), summed over the rounds
+    subrounds: int = 0      # the most sub-rounds a host ran, summed over the rounds
     spark_jobs: int = 0
-    rows_shipped: int = 0   # messages and kill notices
+    rows_shipped: int = 0   # messages between nodes and kill notices
+    rows_shuffled: int = 0  # of which crossed a round's shuffle (to a node on another host)
+    hosts: int = 0          # Spark tasks a round runs the nodes on
     kill_rows: int = 0
     bytes_shipped: int = 0
     phase_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -196,12 +202,64 @@ class _StateRows:
         self.outputs.clear()
 
 
-def _round(states: DataFrame, mail: DataFrame, config: RoundConfig) -> DataFrame:
-    def run_node(rows: pd.DataFrame) -> pd.DataFrame:
-        return node_round(config, rows)
+#: hosts → for each host, an int whose Spark hash partition among ``hosts`` is that host
+_HOST_KEYS: dict[int, list[int]] = {}
 
-    out = states.unionByName(mail).groupBy("node").applyInPandas(run_node, ROUND_DDL)
+
+def _host_keys(spark: SparkSession, hosts: int) -> list[int]:
+    """For each host ``h``, an int that Spark's hash partitioning (Murmur3, the ``hash`` SQL
+    function) sends to shuffle partition ``h`` of ``hosts``: grouping a round by these keys
+    gives each host its own task (hashing ``h`` itself would let two hosts share one)."""
+    if hosts not in _HOST_KEYS:
+        from pyspark.sql import functions as F
+
+        found: dict[int, int] = {}
+        for row in spark.range(64 * hosts).select(
+                F.col("id").cast("int").alias("key"),
+                F.expr(f"pmod(hash(cast(id AS INT)), {hosts})").alias("part")).collect():
+            found.setdefault(int(row.part), int(row.key))
+        if len(found) < hosts:
+            raise ConfigError(f"no hash key found for every one of {hosts} hosts")
+        _HOST_KEYS[hosts] = [found[h] for h in range(hosts)]
+    return _HOST_KEYS[hosts]
+
+
+def _round(spark: SparkSession, states: DataFrame, mail: DataFrame,
+           config: RoundConfig) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    def run_host(rows: pd.DataFrame) -> pd.DataFrame:
+        return host_round(config, rows)
+
+    hosts = config.hosts or config.partitions
+    if hosts == config.partitions:
+        key = F.col("node")
+    else:  # a task per host: see _shared_hosts
+        keys = F.array(*[F.lit(k) for k in _host_keys(spark, hosts)])
+        key = F.element_at(keys, (F.col("node") % F.lit(hosts) + F.lit(1)).cast("int"))
+    out = states.unionByName(mail).groupBy(key.alias("host")).applyInPandas(run_host, ROUND_DDL)
     return out.localCheckpoint(eager=True)
+
+
+@contextmanager
+def _shared_hosts(spark: SparkSession, config: RoundConfig) -> Iterator[None]:
+    """While rounds run on fewer hosts than nodes: a shuffle partition per host, and adaptive
+    execution must not coalesce them (a small round would run two hosts in one task, one after
+    the other)."""
+    hosts = config.hosts or config.partitions
+    if hosts == config.partitions:
+        yield
+        return
+    settings = {"spark.sql.shuffle.partitions": str(hosts),
+                "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+    before = {name: spark.conf.get(name) for name in settings}
+    for name, value in settings.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            spark.conf.set(name, value)
 
 
 def _control(out: DataFrame) -> list[Any]:
@@ -211,48 +269,67 @@ def _control(out: DataFrame) -> list[Any]:
         "kind", "node", "src", "name", "value", "pending", "changed").collect()
 
 
+def _host_nodes(nodes: set[int], config: RoundConfig) -> set[int]:
+    """Every node of the hosts that run ``nodes`` (a host may wake any of its nodes).
+
+    >>> sorted(_host_nodes({1}, RoundConfig(6, (), None, hosts=2)))
+    [1, 3, 5]
+    """
+    hosts = config.hosts or config.partitions
+    busy = {host_of(n, hosts) for n in nodes}
+    return {n for n in range(config.partitions) if host_of(n, hosts) in busy}
+
+
 def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_active: set[int],
                 config: RoundConfig, stats: SparkBatchStats) -> set[int]:
     """Rounds to quiescence, then flush rounds until a flush round sends nothing; returns the
     nodes that ran.
 
-    A round's input is the state rows of the nodes it runs (those with mail, and in a flush
-    round those with buffered MinShip entries) and the mail, both read from checkpoints, so the
-    plan stays one shuffle deep however many rounds a batch takes."""
+    A round's input is the state rows of the nodes of the hosts it runs (those with mail, and
+    in a flush round those with buffered MinShip entries) and the mail, both read from
+    checkpoints, so the plan stays one shuffle deep however many rounds a batch takes."""
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
         round_config = dataclasses.replace(config, flush=flushing)
         started = time.perf_counter()
         nodes = active | (pending if flushing else set())
-        out = _round(rows.of(nodes), mail, round_config)
+        with _shared_hosts(spark, config):
+            out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
         control = _control(out)
         stats.spark_jobs += 2
         stats.rounds += 1
-        stats.node_rounds += len(nodes)
-        rows.ran(stats.rounds, out, nodes)
+        rows.ran(stats.rounds, out, {row.node for row in control if row.kind == "state"})
         stats.phase_seconds["rounds"] += time.perf_counter() - started
         crash_point(f"maintain:after-round-{stats.rounds}")
-        active = set()
+        active, subrounds = set(), 0.0
         for row in control:
             if row.kind == "sent":
                 counters = stats.node[row.src]
-                if row.name == "rows":
-                    active.add(row.node)
+                if row.name.endswith("rows"):
                     stats.rows_shipped += int(row.value)
                     counters["rows_shipped"] += row.value
+                    if row.name == "rows":
+                        active.add(row.node)
+                        stats.rows_shuffled += int(row.value)
                 else:
                     stats.bytes_shipped += int(row.value)
                     counters["bytes_shipped"] += row.value
             elif row.kind == "state":
+                if not row.changed:
+                    continue
                 pending.discard(row.node)
                 if row.pending:
                     pending.add(row.node)
-                if row.changed:
-                    ran.add(row.node)
-                    stats.node[row.node]["state_bytes"] = float(row.value)
+                ran.add(row.node)
+                stats.node[row.node]["state_bytes"] = float(row.value)
+            elif row.name == "subrounds":
+                subrounds = max(subrounds, row.value)
             else:
+                if row.name == "steps":
+                    stats.node_rounds += int(row.value)
                 stats.node[row.node][row.name] += row.value
+        stats.subrounds += int(subrounds)
         mail = out.where("kind = 'msg'")
         if active:  # once flushing, every round flushes: the flush phase ships one hop a round
             continue
@@ -375,32 +452,39 @@ def maintain_spark(
     mode: str | None = None,
     views: Sequence[str] = VIEW_NAMES,
     compact_over: int | None = None,
+    hosts: int | None = None,
 ) -> MaintainReport:
     """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
     (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
     maintained (benchmarks compare ``reachable`` alone with DRed); a lake keeps one view set.
     ``compact_over`` replaces the compaction policy by a fixed journal budget in bytes
-    (:func:`~aspen.engine.rounds.needs_compaction`; tests use it to keep journals).
+    (:func:`~aspen.engine.rounds.needs_compaction`; tests use it to keep journals). ``hosts``
+    is how many Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.run_host`;
+    default: a task per node).
 
     >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
     MaintainReport(batch_id=1, ...)
     """
+    partitions = partitions or settings.partitions
+    if hosts is not None and hosts < 1:
+        raise ConfigError(f"--hosts must be at least 1, got {hosts}")
+    hosts = None if hosts is None else min(hosts, partitions)
     if spark is None:
         from aspen.spark.session import get_spark
 
         spark = get_spark("aspen-maintain")
-    partitions = partitions or settings.partitions
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
     try:
         return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views),
-                         compact_over)
+                         compact_over, hosts)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
 
 
 def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
-              views: tuple[str, ...], compact_over: int | None) -> MaintainReport:
+              views: tuple[str, ...], compact_over: int | None,
+              hosts: int | None) -> MaintainReport:
     from aspen.engine.plan import PlanChoices
     from aspen.lake.apply import apply_pending
 
@@ -423,7 +507,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     state_version = None if rebuild else table_version(settings, NODE_STATE)
     config = RoundConfig(partitions, views, PlanChoices(mode=mode),
                          state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
-                         compact_over=compact_over)
+                         compact_over=compact_over, hosts=hosts)
+    stats.hosts = hosts or partitions
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)
@@ -437,6 +522,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     # the kill notices cross the first round's shuffle: one row per dead variable and node
     stats.kill_rows = int(killed) * partitions
     stats.rows_shipped += stats.kill_rows
+    stats.rows_shuffled += stats.kill_rows
     stats.phase_seconds["read"] = time.perf_counter() - started_read
 
     state_rows = _StateRows(states)
@@ -504,7 +590,10 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         "rounds": stats.rounds,
         "node_rounds": stats.node_rounds,
         "spark_jobs": stats.spark_jobs,
+        "subrounds": stats.subrounds,
+        "hosts": stats.hosts,
         "rows_shipped": stats.rows_shipped,
+        "rows_shuffled": stats.rows_shuffled,
         "messages": stats.rows_shipped - stats.kill_rows,
         "kill_rows": stats.kill_rows,
         "bytes_shipped": stats.bytes_shipped,

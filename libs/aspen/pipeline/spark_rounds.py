@@ -20,7 +20,8 @@ what it is:
 ``drop``   a row of view ``name`` that ``node`` no longer holds (``payload``: JSON)
 =========  ==========================================================================
 
-``groupBy("node").applyInPandas(...)`` hands each function every row of one node.
+A round's ``groupBy`` on the host of ``node`` hands :func:`host_round` every row of one host's
+nodes; the publish's ``groupBy("node")`` hands :func:`node_publish` one node's.
 
 >>> cfg = RoundConfig(partitions=1, views=("reachable",), choices=None, flush=False)
 >>> import pandas as pd, pickle
@@ -28,7 +29,7 @@ what it is:
 >>> rows = pd.DataFrame([{"node": 0, "kind": "fact", "src": None, "name": None,
 ...     "payload": pickle.dumps(BaseFact("link", ("a", "b", 1.0), "v1")), "prov": None,
 ...     "pending": None, "changed": None, "value": None, "journal": None, "digest": None}])
->>> sorted(node_round(cfg, rows)["kind"].unique())
+>>> sorted(host_round(cfg, rows)["kind"].unique())
 ['stat', 'state']
 """
 
@@ -48,10 +49,11 @@ from aspen.engine.rounds import (
     StoredState,
     decode_journal,
     encode_journal,
+    host_of,
     publish_node,
+    run_host,
     state_digest,
     state_size,
-    step_node,
 )
 from aspen.errors import EngineError
 from aspen.pipeline.changes import fact_from_row
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "node_publish", "node_round",
+__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_round", "node_publish",
            "read_stored_state", "route_facts"]
 
 ROUND_DDL = (
@@ -87,6 +89,9 @@ class RoundConfig:
     state_uri: str | None = None
     state_version: int | None = None
     compact_over: int | None = None  # a fixed journal budget instead of the policy
+    #: Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.host_of`; None: one
+    #: per node)
+    hosts: int | None = None
 
 
 def read_stored_state(uri: str, version: int, node: int) -> bytes:
@@ -166,48 +171,73 @@ def _journal_bytes(value: Any) -> bytes:
     return bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) else b""
 
 
-def node_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
-    """One round of one node (all of ``rows`` share ``node``): see :func:`step_node`. The state
-    row it returns keeps the state bytes it was given and the journal with this round appended,
-    unless the node was compacted (dumped) into new bytes."""
+def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
+    """One round of one host (every row's node lives on it: :func:`~aspen.engine.rounds.host_of`)
+    — :func:`~aspen.engine.rounds.run_host`. The nodes with facts, dead variables or mail run,
+    and in a flush round those whose state row is ``pending``; a node of the host that is sent
+    mail by another runs in a later sub-round, so the driver hands a host the state rows of all
+    its nodes. Every state row comes back: ``changed`` if its node ran (its journal extended by
+    the sub-rounds it ran, or emptied when the node was compacted into new bytes), as given if
+    not. Mail to other hosts leaves as ``msg`` rows; ``sent`` rows count it (``rows``,
+    ``bytes``) and the mail delivered within the host (``local_rows``, ``local_bytes``)."""
     prepare_worker()
-    me = int(rows["node"].iloc[0])
+    hosts = config.hosts or config.partitions
+    host = host_of(int(rows["node"].iloc[0]), hosts)
     kind = rows["kind"]
-    states = rows[kind == "state"]
-    state = _state_in(config, me, states.iloc[0]) if len(states) else None
-    journal = _journal_bytes(states["journal"].iloc[0]) if len(states) else b""
-    facts = [pickle.loads(bytes(p)) for p in rows.loc[kind == "fact", "payload"]]
-    facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
-    dead = [str(v) for v in rows.loc[kind == "kill", "name"]]
+    given = {int(row["node"]): row for _, row in rows[kind == "state"].iterrows()}
+    states = {me: _state_in(config, me, row) for me, row in given.items()}
+    old_journals = {me: _journal_bytes(row["journal"]) for me, row in given.items()}
+    journals = {me: decode_journal(data) for me, data in old_journals.items()}
+    given_entries = {me: len(entries) for me, entries in journals.items()}
+    facts: dict[int, list] = {}
+    for me, data in zip(rows.loc[kind == "fact", "node"], rows.loc[kind == "fact", "payload"],
+                        strict=True):
+        facts.setdefault(int(me), []).append(pickle.loads(bytes(data)))
+    for node_facts in facts.values():
+        node_facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
+    kills = rows[kind == "kill"]
+    dead = sorted({str(v) for v in kills["name"]})
     mail = rows[kind == "msg"]
-    step = step_node(
-        me, config.partitions, config.views, config.choices or PlanChoices(), state,
-        journal=decode_journal(journal), dead=dead, facts=facts,
-        inbox=[(int(s), bytes(p)) for s, p in zip(mail["src"], mail["payload"], strict=True)],
-        flush=config.flush, cache=_CACHE, compact_over=config.compact_over,
-    )
-    journal = b"" if step.dumped else journal + encode_journal(step.journal[-1:])
-    out = [_row(me, "state", **_state_out(step.state, journal=journal, pending=step.pending,
-                                         changed=True))]
-    out += [_row(dst, "msg", src=me, payload=data) for dst, data in step.outbox]
-    sent: dict[int, list[int]] = {}
-    for dst, data in step.outbox:
-        channel = sent.setdefault(dst, [0, 0])
+    inbox: dict[int, list[tuple[int, bytes]]] = {}
+    for me, src, data in zip(mail["node"], mail["src"], mail["payload"], strict=True):
+        inbox.setdefault(int(me), []).append((int(src), bytes(data)))
+    first = set(facts) | set(inbox) | {int(n) for n in kills["node"]}
+    if config.flush:
+        first |= {me for me, row in given.items() if bool(row["pending"])}
+    done = run_host(
+        host, hosts, config.partitions, config.views, config.choices or PlanChoices(), states,
+        journals, first, dead=dead, facts=facts, inbox=inbox, flush=config.flush, cache=_CACHE,
+        compact_over=config.compact_over)
+
+    out = []
+    for me in sorted(set(given) | set(done.states)):
+        if me not in done.states:
+            row = given[me]
+            out.append(_row(me, "state", **{c: row[c] for c in ROUND_COLUMNS
+                                              if c not in ("node", "kind")}))
+            continue
+        counters = done.counters[me]
+        entries = done.journals[me]  # the given journal and this round's sub-rounds, if not dumped
+        journal = encode_journal(entries) if counters["dumps"] else \
+            old_journals.get(me, b"") + encode_journal(entries[given_entries.get(me, 0):])
+        out.append(_row(me, "state", **_state_out(done.states[me], journal=journal,
+                                                 pending=done.pending[me], changed=True)))
+        out += [_row(me, "stat", name=name, value=float(value))
+                for name, value in sorted(counters.items())]
+        out += [_row(me, "stat", name="kills", value=float(len(dead) if me in first else 0)),
+                _row(me, "stat", name="facts", value=float(len(facts.get(me, ()))))]
+    out += [_row(dst, "msg", src=src, payload=data) for src, dst, data in done.outbox]
+    sent: dict[tuple[int, int], list[int]] = {}
+    for src, dst, data in done.outbox:
+        channel = sent.setdefault((src, dst), [0, 0])
         channel[0] += 1
         channel[1] += len(data)
-    for dst, (count, size) in sent.items():
-        out += [_row(dst, "sent", src=me, name="rows", value=float(count)),
-                _row(dst, "sent", src=me, name="bytes", value=float(size))]
-    out += [
-        _row(me, "stat", name="processed", value=float(step.processed)),
-        _row(me, "stat", name="time_s", value=step.seconds),
-        _row(me, "stat", name="decode_s", value=step.decode_seconds),
-        _row(me, "stat", name="decodes", value=float(step.decode_seconds > 0)),
-        _row(me, "stat", name="replayed", value=float(step.replayed)),
-        _row(me, "stat", name="dumps", value=float(step.dumped)),
-        _row(me, "stat", name="kills", value=float(len(dead))),
-        _row(me, "stat", name="facts", value=float(len(facts))),
-    ]
+    for prefix, channels in (("", sent), ("local_", done.delivered)):
+        for (src, dst), (count, size) in channels.items():
+            out += [_row(dst, "sent", src=src, name=f"{prefix}rows", value=float(count)),
+                    _row(dst, "sent", src=src, name=f"{prefix}bytes", value=float(size))]
+    if done.states:
+        out.append(_row(min(done.states), "stat", name="subrounds", value=float(done.subrounds)))
     return _frame(out)
 
 

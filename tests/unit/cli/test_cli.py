@@ -27,6 +27,8 @@ def test_help_lists_every_design_command(capsys: pytest.CaptureFixture[str]) -> 
     "argv, fragment",
     [
         (["maintain", "--partitions", "0"], "--partitions must be at least 1"),
+        (["maintain", "--hosts", "2"], "--hosts applies to --runtime spark only"),
+        (["maintain", "--runtime", "spark", "--hosts", "0"], "--hosts must be at least 1"),
         (["show", "reach"], "unknown view 'reach'"),
         (["what-if", "--delete", "lnk:a:b"], "expected RELATION:KEY"),
         (["what-if", "--delete", "link:a"], "expected link:SRC:DST"),
