@@ -12,6 +12,7 @@ Results go to ``results/spark-runtime/results.json`` and ``summary.md``.
     .venv/bin/python benchmarks/spark_maintain.py                       # 100 (4, 12), 1,000, 10,000
     .venv/bin/python benchmarks/spark_maintain.py --nodes 100 --partitions 4 --sizes 1 10
     .venv/bin/python benchmarks/spark_maintain.py --nodes 1000 --partitions 12 --degree 2.0
+    .venv/bin/python benchmarks/spark_maintain.py --nodes 1000 --partitions 12 --hosts 2
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--degree", type=float, default=2.4,
                         help="link tuples per node (2.0: a spanning tree plus one link)")
+    parser.add_argument("--hosts", type=int, default=None,
+                        help="Spark tasks a round runs the nodes on (default: one per node)")
     parser.add_argument("--cutoff", type=float, default=900.0)
     parser.add_argument("--out", default="results/spark-runtime")
     args = parser.parse_args()
@@ -74,12 +77,13 @@ def main() -> None:
              "`reachable` from the live links.", ""]
     for nodes, partitions in _configs(args):
         kwargs = {"nodes": nodes, "partitions": partitions, "sizes": args.sizes,
-                  "degree": args.degree}
+                  "degree": args.degree, "hosts": args.hosts}
         rec = run_task("spark_runtime.maintain_batches", kwargs, args.cutoff)
         records.append(rec)
         result = rec.get("result") or rec.get("partial") or {}
         title = (f"## {result.get('nodes', nodes)} nodes, {result.get('link_tuples', '?')} link "
-                 f"tuples, {partitions} partitions — {rec['status']} in {rec['seconds']:.0f} s")
+                 f"tuples, {partitions} partitions on {args.hosts or partitions} hosts — "
+                 f"{rec['status']} in {rec['seconds']:.0f} s")
         lines += [title, "", rec.get("note", ""), "", HEADER]
         lines += [_line(row) for row in result.get("batches", [])]
         lines.append("")

@@ -55,9 +55,10 @@ def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
 
 def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
                      sizes: tuple[int, ...] = (1, 10, 100), seed: int = 0,
-                     recompute: bool = True) -> dict[str, Any]:
+                     recompute: bool = True, hosts: int | None = None) -> dict[str, Any]:
     """Per batch (deletions, then the same links inserted back): the Spark runtime's metrics,
-    DRed's messages and time, and a Spark recompute's time; see the module docstring."""
+    DRed's messages and time, and a Spark recompute's time; see the module docstring. ``hosts``:
+    the Spark tasks a round runs the nodes on (``maintain_spark``; None: one per node)."""
     from aspen.baselines.dred import DRedRuntime
     from aspen.bench.peers import _spark_df_reachable
     from aspen.engine.batch import BaseFact, Batch
@@ -74,7 +75,8 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
     memory = os.environ.get("ASPEN_BENCH_DRIVER_MEMORY", "8g")
     spark_s, spark = timed(get_spark, "aspen-bench-spark-runtime", {"spark.driver.memory": memory})
     head: dict[str, Any] = {"nodes": len(topo.node_ids), "link_tuples": len(links),
-                            "partitions": partitions, "view": VIEW, "spark_start_s": spark_s,
+                            "partitions": partitions, "hosts": hosts or partitions,
+                            "view": VIEW, "spark_start_s": spark_s,
                             "batches": []}
     dred = DRedRuntime(views=(VIEW,), partitions=partitions)
     live: dict[tuple[str, str], list[str]] = {}  # link → DRed variables of its instances
@@ -102,7 +104,8 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
             started = time.perf_counter()
             ingest_files(spark, settings, [path])
             ingest_s = time.perf_counter() - started
-            report = maintain_spark(settings, spark, partitions, "lazy", views=(VIEW,))
+            report = maintain_spark(settings, spark, partitions, "lazy", views=(VIEW,),
+                                    hosts=hosts)
             row: dict[str, Any] = {"kind": label, "size": size, "ingest_s": ingest_s,
                                    "view_tuples": report.view_sizes.get(VIEW),
                                    **_metrics(settings, report.batch_id)}
