@@ -335,12 +335,12 @@ def host_of(node: int, hosts: int) -> int:
 
 @dataclass
 class HostRound:
-    """What one host did in one round: every node it ran, summed over the sub-rounds."""
+    """What one host did in one round: every node it ran (the keys of ``pending``), summed over
+    the sub-rounds. Their states and journals are updated in the dicts :func:`run_host` got."""
 
-    states: dict[int, State]                         # node → the state it now stands for
-    journals: dict[int, tuple[RoundInput, ...]]      # node → its journal since that state
     pending: dict[int, bool]                         # node → a MinShip buffer holds something
     outbox: list[tuple[int, int, bytes]]             # (sender, destination, message): other hosts
+    shipped: dict[tuple[int, int], list[int]]        # (sender, destination) → [rows, bytes] out
     delivered: dict[tuple[int, int], list[int]]      # (sender, destination) → [rows, bytes] here
     counters: dict[int, dict[str, float]]            # node → processed, seconds, decode_s, …
     subrounds: int = 0
@@ -369,7 +369,8 @@ def run_host(
     mail from another node of the host, until none did (:func:`step_node` each time: a sub-round
     is one more journal entry). ``dead`` and ``facts`` enter in the first sub-round; ``flush``
     holds for all of them. ``states`` and ``journals`` give every node that may run (a node
-    without an entry starts empty). Messages to other hosts are returned, in the order sent.
+    without an entry starts empty); the entries of the nodes that ran are replaced by the state
+    and journal they now stand for. Messages to other hosts are returned, in the order sent.
 
     On one host, the link's node (0) tells the node owning ``b`` (1) in a second sub-round:
 
@@ -377,12 +378,12 @@ def run_host(
     >>> facts = {0: [BaseFact("link", ("a", "b", 1.0), "v1")]}
     >>> done = run_host(0, 1, 2, ("reachable",), PlanChoices(), {}, {}, [0], facts=facts,
     ...                 backend="python")
-    >>> done.outbox, done.subrounds, sorted(done.states), done.delivered
+    >>> done.outbox, done.subrounds, sorted(done.pending), done.delivered
     ([], 2, [0, 1], {(0, 1): [1, 86]})
     """
     facts, mail = facts or {}, {me: list(box) for me, box in (inbox or {}).items() if box}
     dead = tuple(dead)
-    done = HostRound({}, {}, {}, [], {}, {})
+    done = HostRound({}, [], {}, {}, {})
     to_run, first = set(nodes) | set(mail), True
     while to_run:
         if any(host_of(me, hosts) != host for me in to_run):
@@ -394,8 +395,7 @@ def run_host(
                 dead=dead if first else (), facts=facts.get(me, ()) if first else (),
                 inbox=mail.get(me, ()), flush=flush, backend=backend, cache=cache,
                 compact_over=compact_over)
-            states[me] = done.states[me] = step.state
-            journals[me] = done.journals[me] = step.journal
+            states[me], journals[me] = step.state, step.journal
             done.pending[me] = step.pending
             counters = done.counters.setdefault(me, defaultdict(float))
             for name, value in (("processed", step.processed), ("time_s", step.seconds),
@@ -405,13 +405,14 @@ def run_host(
                                 ("steps", 1)):
                 counters[name] += float(value)
             for dst, data in step.outbox:
-                if host_of(dst, hosts) == host:
+                here = host_of(dst, hosts) == host
+                if here:
                     local.setdefault(dst, []).append((me, data))
-                    channel = done.delivered.setdefault((me, dst), [0, 0])
-                    channel[0] += 1
-                    channel[1] += len(data)
                 else:
                     done.outbox.append((me, dst, data))
+                channel = (done.delivered if here else done.shipped).setdefault((me, dst), [0, 0])
+                channel[0] += 1
+                channel[1] += len(data)
         done.subrounds += 1
         first, mail, to_run = False, local, set(local)
     return done

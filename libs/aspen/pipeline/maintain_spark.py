@@ -288,14 +288,20 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
     A round's input is the state rows of the nodes of the hosts it runs (those with mail, and
     in a flush round those with buffered MinShip entries) and the mail, both read from
     checkpoints, so the plan stays one shuffle deep however many rounds a batch takes."""
+    with _shared_hosts(spark, config):
+        return _rounds_to_quiescence(spark, rows, mail, first_active, config, stats)
+
+
+def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame,
+                          first_active: set[int], config: RoundConfig,
+                          stats: SparkBatchStats) -> set[int]:
     active, pending, ran = set(first_active), set(), set()
     flushing = False
     while True:
         round_config = dataclasses.replace(config, flush=flushing)
         started = time.perf_counter()
         nodes = active | (pending if flushing else set())
-        with _shared_hosts(spark, config):
-            out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
+        out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
         control = _control(out)
         stats.spark_jobs += 2
         stats.rounds += 1

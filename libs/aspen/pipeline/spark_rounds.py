@@ -185,6 +185,7 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     host = host_of(int(rows["node"].iloc[0]), hosts)
     kind = rows["kind"]
     given = {int(row["node"]): row for _, row in rows[kind == "state"].iterrows()}
+    # run_host updates these two in place for the nodes it runs
     states = {me: _state_in(config, me, row) for me, row in given.items()}
     old_journals = {me: _journal_bytes(row["journal"]) for me, row in given.items()}
     journals = {me: decode_journal(data) for me, data in old_journals.items()}
@@ -210,34 +211,29 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
         compact_over=config.compact_over)
 
     out = []
-    for me in sorted(set(given) | set(done.states)):
-        if me not in done.states:
+    for me in sorted(set(given) | set(done.pending)):
+        if me not in done.pending:
             row = given[me]
             out.append(_row(me, "state", **{c: row[c] for c in ROUND_COLUMNS
                                               if c not in ("node", "kind")}))
             continue
         counters = done.counters[me]
-        entries = done.journals[me]  # the given journal and this round's sub-rounds, if not dumped
+        entries = journals[me]  # the given journal and this round's sub-rounds, if not dumped
         journal = encode_journal(entries) if counters["dumps"] else \
             old_journals.get(me, b"") + encode_journal(entries[given_entries.get(me, 0):])
-        out.append(_row(me, "state", **_state_out(done.states[me], journal=journal,
+        out.append(_row(me, "state", **_state_out(states[me], journal=journal,
                                                  pending=done.pending[me], changed=True)))
         out += [_row(me, "stat", name=name, value=float(value))
                 for name, value in sorted(counters.items())]
         out += [_row(me, "stat", name="kills", value=float(len(dead) if me in first else 0)),
                 _row(me, "stat", name="facts", value=float(len(facts.get(me, ()))))]
     out += [_row(dst, "msg", src=src, payload=data) for src, dst, data in done.outbox]
-    sent: dict[tuple[int, int], list[int]] = {}
-    for src, dst, data in done.outbox:
-        channel = sent.setdefault((src, dst), [0, 0])
-        channel[0] += 1
-        channel[1] += len(data)
-    for prefix, channels in (("", sent), ("local_", done.delivered)):
+    for prefix, channels in (("", done.shipped), ("local_", done.delivered)):
         for (src, dst), (count, size) in channels.items():
             out += [_row(dst, "sent", src=src, name=f"{prefix}rows", value=float(count)),
                     _row(dst, "sent", src=src, name=f"{prefix}bytes", value=float(size))]
-    if done.states:
-        out.append(_row(min(done.states), "stat", name="subrounds", value=float(done.subrounds)))
+    if done.pending:
+        out.append(_row(min(done.pending), "stat", name="subrounds", value=float(done.subrounds)))
     return _frame(out)
 
 
