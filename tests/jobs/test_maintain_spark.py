@@ -106,6 +106,10 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     ingest(spark, lake, tmp_path / "2.jsonl", batches[1])
     assert maintain_spark(lake, spark=spark, partitions=4).batch_id == 2  # rebuilt from local
     assert_views_exact(lake)
+    metrics = read_table(lake, "metrics")
+    default = metrics[(metrics["node"] == -1) & (metrics["batch_id"] == 2)
+                      & (metrics["metric"] == "hosts")]["value"]
+    assert list(default) == [min(4, spark.sparkContext.defaultParallelism)]  # a host per core
     ingest(spark, lake, tmp_path / "3.jsonl", batches[2])
     # incremental, the 4 nodes on 2 hosts (Spark tasks): mail between a host's nodes stays in
     # its task
@@ -125,7 +129,9 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
         assert DeltaTable(lake.table_uri(table)).protocol().min_reader_version == 1
 
     for partitions in (12, 1):  # another partition count: rebuilt, same views and functions
-        assert not maintain_spark(lake, spark=spark, partitions=partitions).nothing_to_do
+        # (a host, a Spark task, per node)
+        assert not maintain_spark(lake, spark=spark, partitions=partitions,
+                                  hosts=partitions).nothing_to_do
         assert_views_exact(lake)
         if partitions == 12:
             assert_only_the_nodes_that_ran_are_rewritten(spark, lake, tmp_path)
@@ -155,7 +161,7 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
     before = _state_files(lake)
     ingest(spark, lake, tmp_path / "one-link.jsonl",
            [{"op": "insert", "relation": "link", "src": "n5", "dst": "n6", "cost": 9.0}])
-    report = maintain_spark(lake, spark=spark, partitions=12)
+    report = maintain_spark(lake, spark=spark, partitions=12, hosts=12)
     assert_views_exact(lake)
     metrics = read_table(lake, "metrics")
     ran = set(metrics[(metrics["batch_id"] == report.batch_id) & (metrics["node"] >= 0)
@@ -169,6 +175,11 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
                             & metrics["metric"].isin(["dumps", "publish_dumps"])
                             & (metrics["value"] > 0)]["node"])
     assert {node for node, part in rewritten if part == "base"} == compacted
+    # the batch before ran every node in this application: their host processes still hold
+    # them, so none is decoded or replayed (aspen.spark.host_process)
+    restores = metrics[(metrics["batch_id"] == report.batch_id) & (metrics["node"] >= 0)
+                       & metrics["metric"].isin(["decodes", "replayed"])]
+    assert len(restores) > 0 and restores["value"].sum() == 0, restores
 
     # journals kept (a budget no journal reaches): the next batches rewrite no base at all, and
     # their rounds restore nodes from stored bases plus journals that span batches

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=("lazy", "eager"), default=None, help="MinShip mode (default lazy)")
     p.add_argument("--hosts", type=int, default=None,
                    help="spark: Spark tasks a round runs the query nodes on, mail between nodes "
-                        "of one task delivered within the round (default: one per node)")
+                        "of one task delivered within the round (default: as many as Spark "
+                        "runs tasks at once, at most one per node)")
     p.set_defaults(func=run)
 
 

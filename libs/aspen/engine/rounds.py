@@ -172,16 +172,20 @@ def state_bytes(state: State) -> bytes:
 
 
 def needs_compaction(state: State, journal: Sequence[RoundInput],
-                     limit: int | None = None) -> bool:
+                     limit: int | None = None, by_time: bool = True) -> bool:
     """Whether a node with ``journal`` since ``state`` should be dumped now: see
     :data:`JOURNAL_SHARE`. ``limit`` replaces the policy by a fixed budget in journal bytes (0
-    dumps every round). A node without state bytes is dumped.
+    dumps every round). A node without state bytes is dumped. ``by_time=False`` leaves the
+    time rule out: it is about replaying in another process, so a round whose node stays in
+    memory until the batch publishes (a resident host process) leaves it to the publish.
 
     >>> mb = b"x" * 2**20
     >>> needs_compaction(mb, [RoundInput(dead=("v1",))]), needs_compaction(b"x", [], 0)
     (False, True)
     >>> needs_compaction(mb, [RoundInput(dead=("v1",), seconds=0.5)])  # longer than a dump
     True
+    >>> needs_compaction(mb, [RoundInput(dead=("v1",), seconds=0.5)], by_time=False)
+    False
     """
     if not state:  # a node's first round: later restores need bytes to start from
         return True
@@ -189,8 +193,8 @@ def needs_compaction(state: State, journal: Sequence[RoundInput],
     if limit is not None:
         return size >= limit
     stored = state_size(state)
-    return size >= max(JOURNAL_MIN_BYTES, int(JOURNAL_SHARE * stored)) or \
-        sum(entry.seconds for entry in journal) >= DUMP_SECONDS_PER_MB * stored / 2**20
+    return size >= max(JOURNAL_MIN_BYTES, int(JOURNAL_SHARE * stored)) or (by_time and sum(
+        entry.seconds for entry in journal) >= DUMP_SECONDS_PER_MB * stored / 2**20)
 
 
 @dataclass
@@ -300,11 +304,13 @@ def step_node(
     backend: str | None = None,
     cache: NodeCache | None = None,
     compact_over: int | None = None,
+    compact_by_time: bool = True,
 ) -> NodeStep:
     """One round of node ``me``: restore it (``state`` and the ``journal`` since), kill
     ``dead``, insert ``facts``, take ``inbox`` (``(sender, message bytes)``), run; return the
     state and journal it now stands for, and the outbox. The node is dumped (and the journal
-    emptied) only when :func:`needs_compaction` says so (``compact_over``: its byte budget)."""
+    emptied) only when :func:`needs_compaction` says so (``compact_over``: its byte budget;
+    ``compact_by_time``: its time rule applies)."""
     started = time.perf_counter()
     node, decode_seconds, replayed = _restore(me, partitions, views, choices, state, journal,
                                               backend, cache)
@@ -314,7 +320,7 @@ def step_node(
               for dst, target, port, update in item.apply(node)]
     item = dataclasses.replace(item, seconds=time.perf_counter() - work_started)
     new_journal = (*journal, item)
-    dumped = needs_compaction(state, new_journal, compact_over)
+    dumped = needs_compaction(state, new_journal, compact_over, compact_by_time)
     if dumped:
         state, new_journal = node.dump(), ()
     if cache is not None:
@@ -363,6 +369,7 @@ def run_host(
     backend: str | None = None,
     cache: NodeCache | None = None,
     compact_over: int | None = None,
+    compact_by_time: bool = True,
 ) -> HostRound:
     """One round of ``host``: run ``nodes`` (its nodes with facts, mail or, in a flush round, a
     MinShip buffer to fire), then, sub-round after sub-round, every node of the host that got
@@ -371,6 +378,7 @@ def run_host(
     holds for all of them. ``states`` and ``journals`` give every node that may run (a node
     without an entry starts empty); the entries of the nodes that ran are replaced by the state
     and journal they now stand for. Messages to other hosts are returned, in the order sent.
+    ``compact_over`` and ``compact_by_time`` go to each :func:`step_node`.
 
     On one host, the link's node (0) tells the node owning ``b`` (1) in a second sub-round:
 
@@ -394,7 +402,7 @@ def run_host(
                 me, partitions, views, choices, states.get(me), journal=journals.get(me, ()),
                 dead=dead if first else (), facts=facts.get(me, ()) if first else (),
                 inbox=mail.get(me, ()), flush=flush, backend=backend, cache=cache,
-                compact_over=compact_over)
+                compact_over=compact_over, compact_by_time=compact_by_time)
             states[me], journals[me] = step.state, step.journal
             done.pending[me] = step.pending
             counters = done.counters.setdefault(me, defaultdict(float))

@@ -13,7 +13,10 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
    in sub-rounds (:func:`aspen.engine.rounds.run_host`); the messages they emit for nodes on
    other hosts are the next round's mail, and the shuffle of the next ``groupBy`` is the
    network. Only hosts with such nodes take part; the driver collects only control data
-   (per-channel message counts and bytes, per-node flags and counters);
+   (per-channel message counts and bytes, per-node flags and counters). Each host's work runs
+   in its host process, which keeps the host's nodes in memory from task to task
+   (:mod:`aspen.spark.host_process`), and each host gets a task of its own (no adaptive
+   coalescing);
 4. publish: each node that ran lists the view rows it added or whose provenance changed and the
    rows it dropped since it last published (it keeps the published rows' formulas in its state;
    the publish joins the node's journal, which outlives the batch until it is compacted);
@@ -54,6 +57,7 @@ from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     RoundConfig,
     host_round,
+    in_host_process,
     node_publish,
     route_facts,
 )
@@ -64,9 +68,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     import pandas as pd
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["NODE_STATE", "SparkBatchStats", "maintain_spark"]
+__all__ = ["NODE_STATE", "SparkBatchStats", "default_hosts", "maintain_spark"]
 
 NODE_STATE = "node_state"
 #: Columns a node_state table written by this version has (an older table is rebuilt). Two rows
@@ -226,30 +230,31 @@ def _host_keys(spark: SparkSession, hosts: int) -> list[int]:
 
 def _round(spark: SparkSession, states: DataFrame, mail: DataFrame,
            config: RoundConfig) -> DataFrame:
-    from pyspark.sql import functions as F
-
     def run_host(rows: pd.DataFrame) -> pd.DataFrame:
-        return host_round(config, rows)
+        return in_host_process(config, host_round, rows)
 
-    hosts = config.hosts or config.partitions
-    if hosts == config.partitions:
-        key = F.col("node")
-    else:  # a task per host: see _shared_hosts
-        keys = F.array(*[F.lit(k) for k in _host_keys(spark, hosts)])
-        key = F.element_at(keys, (F.col("node") % F.lit(hosts) + F.lit(1)).cast("int"))
-    out = states.unionByName(mail).groupBy(key.alias("host")).applyInPandas(run_host, ROUND_DDL)
+    key = _host_key(spark, config.hosts or config.partitions)
+    out = states.unionByName(mail).groupBy(key).applyInPandas(run_host, ROUND_DDL)
     return out.localCheckpoint(eager=True)
 
 
+def _host_key(spark: SparkSession, hosts: int) -> Column:
+    """The grouping key that gives the host of each row's ``node`` (``node % hosts``) a shuffle
+    partition of its own among ``hosts`` (:func:`_host_keys`; grouping by the host number itself
+    would let Murmur3 send two hosts to one partition and none to another)."""
+    from pyspark.sql import functions as F
+
+    keys = F.array(*[F.lit(k) for k in _host_keys(spark, hosts)])
+    return F.element_at(keys, (F.col("node") % F.lit(hosts) + F.lit(1)).cast("int")).alias("host")
+
+
 @contextmanager
-def _shared_hosts(spark: SparkSession, config: RoundConfig) -> Iterator[None]:
-    """While rounds run on fewer hosts than nodes: a shuffle partition per host, and adaptive
-    execution must not coalesce them (a small round would run two hosts in one task, one after
-    the other)."""
-    hosts = config.hosts or config.partitions
-    if hosts == config.partitions:
-        yield
-        return
+def _task_per_host(spark: SparkSession, hosts: int) -> Iterator[None]:
+    """While rounds and the publish run: a shuffle partition per host, and adaptive execution
+    must not coalesce them. Coalescing looks at bytes, and a round's rows are small (a node's
+    state bytes stay in ``node_state``), so it would hand every host to one task: the nodes
+    would run one after the other on one core (measured at 1,000 nodes: a deletion's round of
+    12 nodes ran as one 41 s task)."""
     settings = {"spark.sql.shuffle.partitions": str(hosts),
                 "spark.sql.adaptive.coalescePartitions.enabled": "false"}
     before = {name: spark.conf.get(name) for name in settings}
@@ -288,7 +293,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
     A round's input is the state rows of the nodes of the hosts it runs (those with mail, and
     in a flush round those with buffered MinShip entries) and the mail, both read from
     checkpoints, so the plan stays one shuffle deep however many rounds a batch takes."""
-    with _shared_hosts(spark, config):
+    with _task_per_host(spark, config.hosts or config.partitions):
         return _rounds_to_quiescence(spark, rows, mail, first_active, config, stats)
 
 
@@ -459,6 +464,7 @@ def maintain_spark(
     views: Sequence[str] = VIEW_NAMES,
     compact_over: int | None = None,
     hosts: int | None = None,
+    resident: bool = True,
 ) -> MaintainReport:
     """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
     (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
@@ -466,7 +472,9 @@ def maintain_spark(
     ``compact_over`` replaces the compaction policy by a fixed journal budget in bytes
     (:func:`~aspen.engine.rounds.needs_compaction`; tests use it to keep journals). ``hosts``
     is how many Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.run_host`;
-    default: a task per node).
+    default: :func:`default_hosts`). With ``resident`` (the default) a host's nodes stay in memory
+    in a process of their own for the application's life (:mod:`aspen.spark.host_process`);
+    without, in whichever Python worker ran them last.
 
     >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
     MaintainReport(batch_id=1, ...)
@@ -474,23 +482,35 @@ def maintain_spark(
     partitions = partitions or settings.partitions
     if hosts is not None and hosts < 1:
         raise ConfigError(f"--hosts must be at least 1, got {hosts}")
-    hosts = None if hosts is None else min(hosts, partitions)
     if spark is None:
         from aspen.spark.session import get_spark
 
         spark = get_spark("aspen-maintain")
+    hosts = min(hosts or default_hosts(spark, partitions), partitions)
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
     try:
         return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views),
-                         compact_over, hosts)
+                         compact_over, hosts, resident)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
 
 
+def default_hosts(spark: SparkSession, partitions: int) -> int:
+    """How many hosts a round runs the query nodes on by default: as many as the application
+    runs tasks at once (``defaultParallelism``: its cores), at most one per node. More would
+    add rounds' tasks that wait for a core, and host processes to start; fewer would leave
+    cores idle (measured at 1,000 nodes on 2 cores: README, "Resident host processes").
+
+    >>> default_hosts(spark, 12)  # doctest: +SKIP
+    2
+    """
+    return max(1, min(partitions, spark.sparkContext.defaultParallelism))
+
+
 def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
               views: tuple[str, ...], compact_over: int | None,
-              hosts: int | None) -> MaintainReport:
+              hosts: int, resident: bool) -> MaintainReport:
     from aspen.engine.plan import PlanChoices
     from aspen.lake.apply import apply_pending
 
@@ -513,8 +533,9 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     state_version = None if rebuild else table_version(settings, NODE_STATE)
     config = RoundConfig(partitions, views, PlanChoices(mode=mode),
                          state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
-                         compact_over=compact_over, hosts=hosts)
-    stats.hosts = hosts or partitions
+                         compact_over=compact_over, hosts=hosts,
+                         application=spark.sparkContext.applicationId if resident else None)
+    stats.hosts = hosts
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)
@@ -539,10 +560,11 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     started_publish = time.perf_counter()
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
-        return node_publish(config, rows)
+        return in_host_process(config, node_publish, rows)
 
-    published = state_rows.of(ran).groupBy("node").applyInPandas(
-        publish, ROUND_DDL).localCheckpoint(eager=True)
+    with _task_per_host(spark, partitions):
+        published = state_rows.of(ran).groupBy(_host_key(spark, partitions)).applyInPandas(
+            publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
     _release(facts)
     marks, compacted = set(), set()

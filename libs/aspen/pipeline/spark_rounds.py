@@ -61,11 +61,12 @@ from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
 from aspen.spark.python_worker import prepare_worker
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     import pandas as pd
 
-__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_round", "node_publish",
+__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_round", "in_host_process",
+           "node_publish",
            "read_stored_state", "route_facts"]
 
 ROUND_DDL = (
@@ -92,6 +93,24 @@ class RoundConfig:
     #: Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.host_of`; None: one
     #: per node)
     hosts: int | None = None
+    #: the Spark application whose host processes keep the nodes in memory
+    #: (:mod:`aspen.spark.host_process`; None: the task's own Python worker)
+    application: str | None = None
+
+
+def in_host_process(config: RoundConfig, function: Callable[[RoundConfig, pd.DataFrame],
+                                                            pd.DataFrame],
+                    rows: pd.DataFrame) -> pd.DataFrame:
+    """``function(config, rows)`` (:func:`host_round` or :func:`node_publish`) in the host
+    process of the host of ``rows``' nodes, which keeps them in memory from task to task; in
+    this Python worker when ``config.application`` is None."""
+    prepare_worker()
+    if config.application is None:
+        return function(config, rows)
+    from aspen.spark.host_process import run_on_host
+
+    host = host_of(int(rows["node"].iloc[0]), config.hosts or config.partitions)
+    return run_on_host(config.application, host, function, config, rows)
 
 
 def read_stored_state(uri: str, version: int, node: int) -> bytes:
@@ -208,7 +227,9 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     done = run_host(
         host, hosts, config.partitions, config.views, config.choices or PlanChoices(), states,
         journals, first, dead=dead, facts=facts, inbox=inbox, flush=config.flush, cache=_CACHE,
-        compact_over=config.compact_over)
+        compact_over=config.compact_over,
+        # a resident host process keeps its nodes until the publish, which applies the time rule
+        compact_by_time=config.application is None)
 
     out = []
     for me in sorted(set(given) | set(done.pending)):
