@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import uuid
 
 import pytest
 
+from aspen.errors import EngineError
 from aspen.spark.host_process import run_on_host, socket_path
 
 
@@ -46,3 +48,12 @@ def test_a_dead_host_process_is_replaced(application):
     os.waitpid(first, 0)  # this test's process started it
     second = run_on_host(application, 2, os.getpid)
     assert second != first
+
+
+def test_a_socket_directory_others_may_enter_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    directory = socket_path("any", 0).parent
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    with pytest.raises(EngineError, match="private"):
+        run_on_host("any", 0, os.getpid)

@@ -16,8 +16,9 @@ the function returns in the worker. Nothing is lost if the process dies: the nod
 the task, and Spark retries it).
 
 A host process exits when the Python worker daemon that started it is gone (the application
-ended) or after :data:`IDLE_SECONDS` without a request. Its socket lives in the machine's
-temporary directory, named after the application, so another application never reaches it.
+ended) or after :data:`IDLE_SECONDS` without a request. Its socket lives in a directory of the
+machine's temporary directory that only this user may enter (a request is a pickle), named after
+the application, so another application never reaches it.
 
 >>> socket_path("local-1", 3).name
 'aspen-59e27c0f3729c1eb-3.sock'
@@ -62,7 +63,16 @@ def socket_path(application: str, host: int) -> Path:
     """Where the host process of ``host`` in ``application`` listens (short: Unix socket
     paths are limited to about 100 bytes)."""
     digest = hashlib.sha256(application.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / "aspen-hosts" / f"aspen-{digest}-{host}.sock"
+    return Path(tempfile.gettempdir()) / f"aspen-hosts-{os.getuid()}" / f"aspen-{digest}-{host}.sock"
+
+
+def _private_directory(path: Path) -> None:
+    """Create the sockets' directory readable by this user only (a request is a pickle: whoever
+    can connect can run code as this user), and refuse one that another user owns or can enter."""
+    path.mkdir(mode=0o700, exist_ok=True)
+    status = path.stat()
+    if status.st_uid != os.getuid() or status.st_mode & 0o077:
+        raise EngineError(f"{path} must belong to this user and be private to it (mode 700)")
 
 
 def run_on_host(application: str, host: int, function: Callable[..., Any], *args: Any) -> Any:
@@ -95,7 +105,7 @@ def _connect(path: Path) -> socket.socket:
     keeps two tasks from starting two)."""
     with contextlib.suppress(FileNotFoundError, ConnectionRefusedError):
         return _dial(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _private_directory(path.parent)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with contextlib.suppress(FileNotFoundError, ConnectionRefusedError):
