@@ -60,7 +60,8 @@ def main() -> None:
     parser.add_argument("--degree", type=float, default=2.4,
                         help="link tuples per node (2.0: a spanning tree plus one link)")
     parser.add_argument("--hosts", type=int, default=None,
-                        help="Spark tasks a round runs the nodes on (default: one per node)")
+                        help="Spark tasks a round runs the nodes on (default: maintain_spark's, a host "
+                             "per task slot)")
     parser.add_argument("--cutoff", type=float, default=900.0)
     parser.add_argument("--out", default="results/spark-runtime")
     args = parser.parse_args()
@@ -82,7 +83,7 @@ def main() -> None:
         records.append(rec)
         result = rec.get("result") or rec.get("partial") or {}
         title = (f"## {result.get('nodes', nodes)} nodes, {result.get('link_tuples', '?')} link "
-                 f"tuples, {partitions} partitions on {args.hosts or partitions} hosts — "
+                 f"tuples, {partitions} partitions on {args.hosts or 'the default'} hosts — "
                  f"{rec['status']} in {rec['seconds']:.0f} s")
         lines += [title, "", rec.get("note", ""), "", HEADER]
         lines += [_line(row) for row in result.get("batches", [])]

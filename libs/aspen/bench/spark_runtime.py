@@ -58,7 +58,8 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
                      recompute: bool = True, hosts: int | None = None) -> dict[str, Any]:
     """Per batch (deletions, then the same links inserted back): the Spark runtime's metrics,
     DRed's messages and time, and a Spark recompute's time; see the module docstring. ``hosts``:
-    the Spark tasks a round runs the nodes on (``maintain_spark``; None: one per node)."""
+    the Spark tasks a round runs the nodes on (``maintain_spark``; None: its default, a host
+    per task slot; each batch's row records the hosts it ran on)."""
     from aspen.baselines.dred import DRedRuntime
     from aspen.bench.peers import _spark_df_reachable
     from aspen.engine.batch import BaseFact, Batch
@@ -75,7 +76,7 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
     memory = os.environ.get("ASPEN_BENCH_DRIVER_MEMORY", "8g")
     spark_s, spark = timed(get_spark, "aspen-bench-spark-runtime", {"spark.driver.memory": memory})
     head: dict[str, Any] = {"nodes": len(topo.node_ids), "link_tuples": len(links),
-                            "partitions": partitions, "hosts": hosts or partitions,
+                            "partitions": partitions, "hosts": hosts or "default",
                             "view": VIEW, "spark_start_s": spark_s,
                             "batches": []}
     dred = DRedRuntime(views=(VIEW,), partitions=partitions)
