@@ -202,10 +202,10 @@ def test_a_node_restored_from_its_journal_equals_the_node_that_ran():
     elsewhere = NodeCache()
     out = publish_node(third.state, backend="python", cache=elsewhere, me=0,
                        journal=third.journal, compact_over=2**40)
-    assert elsewhere.replayed == 2 and elsewhere.cold == 1
+    assert elsewhere.replayed == 2 and elsewhere.cold == 1 and out.restored
     here = publish_node(third.state, backend="python", cache=ran, me=0, journal=third.journal,
                         compact_over=2**40)
-    assert ran.replayed == 0 and ran.hits >= 2
+    assert ran.replayed == 0 and ran.hits >= 2 and not here.restored
     assert out.journal == here.journal and len(here.journal) == 3  # the publish joined it
     assert not here.dumped and here.state == first.state
     # the next batch's round, on a third worker, replays the rounds and the publish

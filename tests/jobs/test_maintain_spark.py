@@ -178,7 +178,7 @@ def assert_only_the_nodes_that_ran_are_rewritten(spark, lake: Settings, tmp_path
     # the batch before ran every node in this application: their host processes still hold
     # them, so none is decoded or replayed (aspen.spark.host_process)
     restores = metrics[(metrics["batch_id"] == report.batch_id) & (metrics["node"] >= 0)
-                       & metrics["metric"].isin(["decodes", "replayed"])]
+                       & metrics["metric"].isin(["decodes", "replayed", "publish_restores"])]
     assert len(restores) > 0 and restores["value"].sum() == 0, restores
 
     # journals kept (a budget no journal reaches): the next batches rewrite no base at all, and

@@ -37,7 +37,8 @@ __all__ = ["maintain_batches"]
 
 VIEW = "reachable"
 #: Per-node counters of the Spark runtime summed over the nodes of a batch (``nodes_…``).
-NODE_SUMS = ("time_s", "decode_s", "decodes", "replayed", "dumps", "publish_dumps")
+NODE_SUMS = ("time_s", "decode_s", "decodes", "replayed", "dumps", "publish_dumps",
+             "publish_restores")
 
 
 def _metrics(settings: Any, batch_id: int) -> dict[str, float]:

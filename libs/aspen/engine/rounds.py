@@ -440,6 +440,7 @@ class Published:
     view_rows: int                            # rows the node now holds over all views
     prov_bytes: int                           # their provenance bytes
     dumped: bool = False                      # the journal was compacted into new bytes
+    restored: bool = False                    # the node was not in the cache: decoded or new
 
 
 def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
@@ -486,7 +487,8 @@ def publish_node(
         # bytes are not indexed at all: their deletions scan them (ProvenanceStore.restrict).
         node.index_provenance(incremental=True)
     cache.put(node.me, state, node, len(journal))
-    return Published(state, tuple(journal), changed, *node.published_totals(), dumped)
+    return Published(state, tuple(journal), changed, *node.published_totals(), dumped,
+                     how != "hit")
 
 
 @dataclass

@@ -284,7 +284,8 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
                                          changed=published.dumped)),
            _row(me, "stat", name="view_rows", value=float(published.view_rows)),
            _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes)),
-           _row(me, "stat", name="publish_dumps", value=float(published.dumped))]
+           _row(me, "stat", name="publish_dumps", value=float(published.dumped)),
+           _row(me, "stat", name="publish_restores", value=float(published.restored))]
     for view, (upserts, deletes) in published.changes.items():
         out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
                 for values, data in upserts]
