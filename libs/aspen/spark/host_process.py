@@ -102,10 +102,11 @@ def _dial(path: Path) -> socket.socket:
 
 def _connect(path: Path) -> socket.socket:
     """A connection to the host process at ``path``, starting it if none listens (a lock file
-    keeps two tasks from starting two)."""
+    keeps two tasks from starting two). The directory is checked first: a socket in a
+    directory another user could enter may not be the host process's."""
+    _private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError, ConnectionRefusedError):
         return _dial(path)
-    _private_directory(path.parent)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with contextlib.suppress(FileNotFoundError, ConnectionRefusedError):
