@@ -37,7 +37,8 @@ from aspen.bench.common import FactStream, make_scheme, timed, topology, write_p
 from aspen.generators.records import Record, link_delete, link_insert
 from aspen.generators.workloads import link_inserts
 
-__all__ = ["PEERS", "compare", "duckdb_reachable", "networkx_reachable", "update_batches"]
+__all__ = ["PEERS", "compare", "duckdb_reachable", "networkx_reachable", "spark_df_closure",
+           "update_batches"]
 
 Pairs = set[tuple[str, str]]
 PEERS = ("networkx", "duckdb", "spark_df", "spark_sql")
@@ -75,23 +76,32 @@ def duckdb_reachable(links: Sequence[tuple[str, str]], con: Any = None) -> Pairs
     return set(con.execute(_DUCK_SQL).fetchall())
 
 
-def _spark_df_reachable(spark: Any, links: Sequence[tuple[str, str]]) -> Pairs:
-    """Semi-naive fixpoint with DataFrames: delta(z,y) ⋈ link(x,z) → (x,y), minus what is known."""
+def spark_df_closure(links: Any) -> Any:
+    """The transitive closure of a ``src, dst`` DataFrame as a DataFrame (checkpointed), by a
+    semi-naive loop: delta(z,y) ⋈ link(x,z) → (x,y), minus what is known.
+
+    >>> sorted(spark_df_closure(spark.createDataFrame([("a", "b"), ("b", "c")],
+    ...     "src string, dst string")).collect())  # doctest: +SKIP
+    [Row(src='a', dst='b'), Row(src='a', dst='c'), Row(src='b', dst='c')]
+    """
     from pyspark.sql import functions as F
 
-    link = spark.createDataFrame(list(links), "src string, dst string").cache()
-    total = link.localCheckpoint()
+    link = links.select("src", "dst").distinct().localCheckpoint()
+    total = link
     delta = total
     while True:
         step = (link.alias("l").join(delta.alias("d"), F.col("l.dst") == F.col("d.src"))
                 .select(F.col("l.src").alias("src"), F.col("d.dst").alias("dst")).distinct())
         delta = step.subtract(total).localCheckpoint()
         if delta.isEmpty():
-            break
+            return total
         total = total.union(delta).localCheckpoint()
-    out = {(r[0], r[1]) for r in total.collect()}
-    link.unpersist()
-    return out
+
+
+def _spark_df_reachable(spark: Any, links: Sequence[tuple[str, str]]) -> Pairs:
+    """:func:`spark_df_closure` of ``links``, collected."""
+    closure = spark_df_closure(spark.createDataFrame(list(links), "src string, dst string"))
+    return {(r[0], r[1]) for r in closure.collect()}
 
 
 def _spark_sql_reachable(spark: Any, links: Sequence[tuple[str, str]]) -> Pairs:

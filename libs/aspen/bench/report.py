@@ -144,14 +144,15 @@ def _spark_runtime_table(rec: Any) -> list[str]:
         return []
     res = _res(rec) or rec.get("partial")
     lines = ["", "| Spark runtime batch | links | wall s | rounds | Spark jobs | rows shipped | "
-             "DRed msgs | Spark recompute s |", "|---|---|---|---|---|---|---|---|"]
+             "DRed msgs | Spark recompute s | lake recompute s |",
+             "|---|---|---|---|---|---|---|---|---|"]
     if not res:
-        return [*lines, f"| {_status(rec)} | | | | | | | |"]
+        return [*lines, f"| {_status(rec)} | | | | | | | | |"]
     for row in res.get("batches", []):
         lines.append(f"| {row['kind']} | {row['size']} | {_fmt(row['wall_seconds'])} | "
                      f"{_fmt(row['rounds'])} | {_fmt(row['spark_jobs'])} | "
                      f"{_fmt(row['rows_shipped'])} | {_fmt(row['dred_messages'])} | "
-                     f"{_fmt(row.get('recompute_s'))} |")
+                     f"{_fmt(row.get('recompute_s'))} | {_fmt(row.get('recompute_lake_s'))} |")
     return lines
 
 

@@ -10,7 +10,8 @@ last applied one (``apply_state``), in ``seq`` order, and makes the base tables 
    seq order, over its live instances (:mod:`aspen.lake.fold`); keys are independent, so this
    runs distributed;
 3. MERGE the births and deaths into ``variables`` (on ``var``), each touched base table (insert
-   born-and-alive instances, delete killed ones, on ``var``) and ``apply_notes`` (on ``seq``);
+   born-and-alive instances, delete killed ones, on ``var``) and ``apply_notes`` (on ``seq``),
+   the tables concurrently;
 4. append one ``apply_state`` row per applied batch — **last**: it is the commit marker.
 
 Idempotent: the pre-state is computed from batch numbers, not from what a crashed run may have
@@ -27,8 +28,10 @@ Expiry is not applied here: an instance stays live in the base tables until the 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from aspen.engine.batch import BaseFact, Batch
@@ -38,6 +41,8 @@ from aspen.settings import Settings
 from aspen.spark.python_worker import prepare_worker
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     import pandas as pd
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -51,6 +56,8 @@ __all__ = [
 ]
 
 _UPDATE_VALUE_COLUMNS = ("src", "dst", "cost", "id", "x", "y", "region")
+#: How many of the registry, base-table and notes MERGEs run at once.
+MERGE_THREADS = 4
 
 
 @dataclass
@@ -265,13 +272,18 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
         if any(c["notes"] for c in per_batch.values()) else []
     )
 
+    merges: list[Callable[[], None]] = []
     if relations:
-        _merge_registry(spark, settings, instances)
-        for relation in tables.BASE_TABLES:
-            if relation in relations:
-                _merge_base(spark, settings, relation, instances)
+        merges.append(lambda: _merge_registry(spark, settings, instances))
+        merges += [partial(_merge_base, spark, settings, relation, instances)
+                   for relation in tables.BASE_TABLES if relation in relations]
     if note_rows:
-        _merge_notes(spark, settings, notes)
+        merges.append(lambda: _merge_notes(spark, settings, notes))
+    # one table each: concurrent Spark jobs (a MERGE's cost is mostly latency); the commit
+    # marker below is written only once all of them are
+    with ThreadPoolExecutor(max_workers=MERGE_THREADS) as pool:
+        for done in [pool.submit(merge) for merge in merges]:
+            done.result()
 
     applied_at = datetime.now(UTC)
     state_rows = [

@@ -17,12 +17,13 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
    in its host process, which keeps the host's nodes in memory from task to task
    (:mod:`aspen.spark.host_process`), and each host gets a task of its own (no adaptive
    coalescing);
-4. publish: each node that ran lists the view rows it added or whose provenance changed and the
-   rows it dropped since it last published (it keeps the published rows' formulas in its state;
-   the publish joins the node's journal, which outlives the batch until it is compacted);
-5. write: node journals MERGEd into ``node_state`` (only the nodes that ran; a node's base
-   state bytes only when it was compacted this batch), each changed view
-   MERGEd with exactly those rows (insert, update, delete by key), metrics rows; then the ledger
+4. publish, a task per host as in the rounds: each node that ran lists the view rows it added or
+   whose provenance changed and the rows it dropped since it last published (it keeps the
+   published rows' formulas in its state; the publish joins the node's journal, which outlives
+   the batch until it is compacted);
+5. write, the tables concurrently: node journals MERGEd into ``node_state`` (only the nodes that
+   ran; a node's base state bytes only when it was compacted this batch), each changed view
+   MERGEd with exactly those rows (insert, update, delete by key); metrics rows; then the ledger
    row, last, recording every table version.
 
 A crash anywhere before the ledger row leaves the ledger at the previous batch; the rerun restores
@@ -56,9 +57,9 @@ from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     RoundConfig,
+    host_publish,
     host_round,
     in_host_process,
-    node_publish,
     route_facts,
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
@@ -82,7 +83,7 @@ NODE_STATE_COLUMNS = ("node", "part", "data", "digest", "pending", "bytes", "vie
                       "prov_bytes", "batch_id")
 NODE_STATE_PARTITIONS = ["node", "part"]
 RUNTIME = "spark"
-#: How many view tables are written at once.
+#: How many tables (the views and ``node_state``) are written at once.
 WRITE_THREADS = 4
 
 
@@ -560,10 +561,10 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     started_publish = time.perf_counter()
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
-        return in_host_process(config, node_publish, rows)
+        return in_host_process(config, host_publish, rows)
 
-    with _task_per_host(spark, partitions):
-        published = state_rows.of(ran).groupBy(_host_key(spark, partitions)).applyInPandas(
+    with _task_per_host(spark, hosts):
+        published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
             publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
     _release(facts)
@@ -581,10 +582,12 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
 
     started_write = time.perf_counter()
-    _merge_states(spark, settings, published, ran, compacted, entry.batch_id, rebuild)
-    crash_point("maintain:after-state")
     changed_views = [v for v in views
                      if v in marks or rebuild or not table_exists(settings, v)]
+
+    def write_state() -> None:
+        _merge_states(spark, settings, published, ran, compacted, entry.batch_id, rebuild)
+        crash_point("maintain:after-state")
 
     def write_view(view: str) -> tuple[int, int]:
         rows = _view_rows(published, view, entry.batch_id)
@@ -592,9 +595,12 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         crash_point(f"maintain:after-view-{view}")
         return changes
 
-    # one table each: the MERGEs run as concurrent Spark jobs (their cost is mostly latency)
+    # one table each, node_state among them: the MERGEs run as concurrent Spark jobs (their cost
+    # is mostly latency); until the ledger row, a crash leaves any of them to be restored
     with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        state_written = pool.submit(write_state)
         futures = {view: pool.submit(write_view, view) for view in changed_views}
+        state_written.result()
         for view, future in futures.items():
             report.view_changes[view] = future.result()
     stats.spark_jobs += 2 * len(changed_views) + 1

@@ -21,7 +21,8 @@ what it is:
 =========  ==========================================================================
 
 A round's ``groupBy`` on the host of ``node`` hands :func:`host_round` every row of one host's
-nodes; the publish's ``groupBy("node")`` hands :func:`node_publish` one node's.
+nodes; the publish's, the state rows of one host's nodes to :func:`host_publish`, which runs
+:func:`node_publish` for each.
 
 >>> cfg = RoundConfig(partitions=1, views=("reachable",), choices=None, flush=False)
 >>> import pandas as pd, pickle
@@ -65,8 +66,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_round", "in_host_process",
-           "node_publish",
+__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_publish", "host_round",
+           "in_host_process", "node_publish",
            "read_stored_state", "route_facts"]
 
 ROUND_DDL = (
@@ -101,7 +102,7 @@ class RoundConfig:
 def in_host_process(config: RoundConfig, function: Callable[[RoundConfig, pd.DataFrame],
                                                             pd.DataFrame],
                     rows: pd.DataFrame) -> pd.DataFrame:
-    """``function(config, rows)`` (:func:`host_round` or :func:`node_publish`) in the host
+    """``function(config, rows)`` (:func:`host_round` or :func:`host_publish`) in the host
     process of the host of ``rows``' nodes, which keeps them in memory from task to task; in
     this Python worker when ``config.application`` is None."""
     prepare_worker()
@@ -262,6 +263,16 @@ def _json_row(view: str, values: tuple) -> bytes:
     row = {c: (list(v) if c in PATH_COLUMNS else v)
            for c, v in zip(VIEW_COLUMNS[view], values, strict=True)}
     return json.dumps(row).encode()
+
+
+def host_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`node_publish` for each node of one host's ``state`` rows, in node order: the
+    publish runs a task per host, as the rounds do (a task per node would queue on the host's
+    process while the other host's sat idle)."""
+    import pandas as pd
+
+    return pd.concat([node_publish(config, node_rows)
+                      for _, node_rows in rows.groupby("node", sort=True)], ignore_index=True)
 
 
 def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
