@@ -14,7 +14,7 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q --doctest-modules libs/aspen
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
 
 test-fast: setup
 	$(PY) -m pytest -q --doctest-modules libs/aspen
