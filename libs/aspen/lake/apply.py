@@ -274,11 +274,11 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
 
     merges: list[Callable[[], None]] = []
     if relations:
-        merges.append(lambda: _merge_registry(spark, settings, instances))
+        merges.append(partial(_merge_registry, spark, settings, instances))
         merges += [partial(_merge_base, spark, settings, relation, instances)
                    for relation in tables.BASE_TABLES if relation in relations]
     if note_rows:
-        merges.append(lambda: _merge_notes(spark, settings, notes))
+        merges.append(partial(_merge_notes, spark, settings, notes))
     # one table each: concurrent Spark jobs (a MERGE's cost is mostly latency); the commit
     # marker below is written only once all of them are
     with ThreadPoolExecutor(max_workers=MERGE_THREADS) as pool:
