@@ -20,6 +20,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return out, json.loads((out / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_files_are_written(results: tuple[Path, dict]) -> None:
     out, data = results
     for name in ("results.json", "measurements.csv", "targets.csv", "summary.md"):

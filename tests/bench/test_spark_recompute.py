@@ -37,6 +37,7 @@ def _ingest(spark: object, lake: Settings, tmp_path: Path, name: str,
     ingest_files(spark, lake, [path])
 
 
+@pytest.mark.slow
 def test_lake_recompute_applies_the_updates_and_writes_the_closure(
         spark: object, lake: Settings, tmp_path: Path) -> None:
     links = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("e", "f")]

@@ -30,6 +30,7 @@ RECORDS = [  # a → b → c with TTLs of 60 s and 600 s; a → c for ever; a re
 ]
 
 
+@pytest.mark.slow
 def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path) -> None:
     path = tmp_path / "ttl.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))

@@ -54,6 +54,7 @@ def epoch(spark, lake: Settings, var: str, column: str) -> float | None:
     return frame.selectExpr(f"unix_micros({column}) / 1e6 AS t").first()["t"]
 
 
+@pytest.mark.slow
 def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) -> None:
     day1 = write(tmp_path / "day1.jsonl", "\n".join(DAY1) + "\n")
     report = ingest_files(spark, lake, [day1])
@@ -132,6 +133,7 @@ def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) 
     assert len(DeltaTable(lake.table_uri("quarantine")).to_pandas()) == 2
 
 
+@pytest.mark.slow
 def test_crashes_then_reruns_apply_exactly_once(spark, lake: Settings, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     day1 = write(tmp_path / "d1.jsonl", "\n".join([

@@ -47,6 +47,7 @@ def pairs(settings, view: str) -> set[tuple]:
     return set(zip(frame.iloc[:, 0], frame.iloc[:, 1], strict=True))
 
 
+@pytest.mark.slow
 def test_two_batches_then_explain_what_if_and_verify(spark, lake, tmp_path: Path) -> None:
     ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
     report = maintain_local(lake, spark=spark, partitions=3, mode="lazy")
@@ -75,6 +76,7 @@ def test_two_batches_then_explain_what_if_and_verify(spark, lake, tmp_path: Path
     assert ledger.last_committed(lake).batch_id == 2
 
 
+@pytest.mark.slow
 def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp_path, monkeypatch):
     ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
     maintain_local(lake, spark=spark, partitions=2, mode="eager")

@@ -98,6 +98,7 @@ def assert_views_exact(lake: Settings) -> None:
     assert functions(lake, runtime.manager) == expected
 
 
+@pytest.mark.slow
 def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settings,
                                                              tmp_path: Path) -> None:
     batches = workload(seed=4)
@@ -220,6 +221,7 @@ CRASH_POINTS = [
 ]
 
 
+@pytest.mark.slow
 def test_a_batch_crashed_anywhere_reruns_to_the_exact_result(spark, lake: Settings,
                                                              tmp_path: Path, monkeypatch) -> None:
     batches = workload(seed=7, batches=2)
@@ -236,6 +238,7 @@ def test_a_batch_crashed_anywhere_reruns_to_the_exact_result(spark, lake: Settin
     assert_views_exact(lake)
 
 
+@pytest.mark.slow
 def test_a_spark_submit_job_killed_mid_batch_reruns_to_the_exact_result(
         spark, lake: Settings, tmp_path: Path) -> None:
     """The real thing: ``spark-submit jobs/maintain.py`` dies (``os._exit``, as under kill -9)

@@ -6,10 +6,14 @@ checks the node codec; with a large ``compact_over`` a node is never dumped afte
 so every round replays its journal (rounds and publishes of every batch so far) on bytes fetched
 as a :class:`StoredState`; with ``0`` it is dumped every round. Modes: eager / lazy MinShip; 1, 4
 and 12 partitions; a host per node, or nodes sharing 1, 2 or 5 hosts (mail between nodes of a
-host delivered within the round).
+host delivered within the round). And retried: every host round and publish runs twice, the
+first attempt thrown away (though the worker cache keeps what it did) and each attempt seeing
+the mail in another order, as a retried Spark task may.
 """
 
 from __future__ import annotations
+
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +21,7 @@ from hypothesis import strategies as st
 from prop_workloads import interpret, mixed_programs
 
 from aspen.baselines import scratch
-from aspen.engine.rounds import RoundRuntime
+from aspen.engine.rounds import NodeCache, RoundRuntime
 from aspen.engine.runtime import LocalRuntime
 from aspen.views import VIEWS
 
@@ -41,10 +45,22 @@ def test_rounds_dumping_every_round_equal_local_and_scratch(mode, program, parti
     check_rounds(mode, program, partitions, compact_over=0, hosts=hosts)
 
 
-def check_rounds(mode, program, partitions, compact_over, stored=False, hosts=None):
+@pytest.mark.parametrize("mode", ["eager", "lazy"])
+@settings(max_examples=8, deadline=None)
+@given(program=mixed_programs(max_batches=4, max_ops=5), partitions=st.sampled_from([1, 4, 12]),
+       hosts=HOSTS, seed=st.integers(0, 2**32 - 1), compact_over=st.sampled_from([None, 0]))
+def test_retried_rounds_with_mail_in_another_order_equal_local_and_scratch(
+        mode, program, partitions, hosts, seed, compact_over):
+    check_rounds(mode, program, partitions, compact_over=compact_over, stored=True, hosts=hosts,
+                 cache=NodeCache(), disorder=random.Random(seed))
+
+
+def check_rounds(mode, program, partitions, compact_over, stored=False, hosts=None, cache=None,
+                 disorder=None):
     local = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, k=K)
     rounds = RoundRuntime(views=VIEWS, partitions=partitions, mode=mode,
-                          compact_over=compact_over, stored=stored, hosts=hosts)
+                          compact_over=compact_over, stored=stored, hosts=hosts, cache=cache,
+                          disorder=disorder)
     for step in interpret(program):
         local.apply(step.batch)
         local.flush()

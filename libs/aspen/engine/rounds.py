@@ -44,6 +44,7 @@ import functools
 import hashlib
 import io
 import pickle
+import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -497,7 +498,13 @@ class RoundRuntime:
     bytes and replays its journal each round (exercising the codec and the replay). With
     ``stored``, states cross batches as :class:`StoredState` (as the Spark runtime's rows do):
     their bytes are fetched only on a cache miss (listed in :attr:`fetched`). With ``hosts``,
-    nodes share hosts and mail between nodes of a host is delivered within the round."""
+    nodes share hosts and mail between nodes of a host is delivered within the round.
+
+    With ``disorder`` (a seeded RNG) every host round and every publish runs twice, as a Spark
+    task that is retried after its first attempt's result was lost: the first attempt runs on
+    copies and is thrown away, but what it did stays in ``cache`` (a host process outlives a
+    task), and each attempt gets every node's mail in another order (a reducer fetches its
+    blocks in no fixed order). The views must not depend on either."""
 
     views: Sequence[str] = ("reachable",)
     partitions: int = 4
@@ -518,6 +525,7 @@ class RoundRuntime:
     stored: bool = False
     #: one entry per stored state fetched (a list, so that the fetch closures hold no cycle)
     fetched: list[int] = field(default_factory=list)
+    disorder: random.Random | None = None  # retried attempts, mail in random order (above)
 
     def __post_init__(self) -> None:
         self.views = check_views(self.views)
@@ -542,13 +550,17 @@ class RoundRuntime:
             nodes = active | set(mail) | (self.pending if flushing else set())
             next_mail: dict[int, list[tuple[int, bytes]]] = {}
             for host in sorted({host_of(me, hosts) for me in nodes}):
-                done = run_host(
-                    host, hosts, self.partitions, self.views, self.choices, self.states,
-                    self.journals, [me for me in nodes if host_of(me, hosts) == host],
+                run = functools.partial(
+                    run_host, host, hosts, self.partitions, self.views, self.choices,
+                    nodes=[me for me in nodes if host_of(me, hosts) == host],
                     dead=dead if first else (), facts=facts if first else {},
-                    inbox={me: box for me, box in mail.items() if host_of(me, hosts) == host},
                     flush=flushing, backend=self.backend, cache=self.cache,
                     compact_over=self.compact_over)
+                inbox = {me: box for me, box in mail.items() if host_of(me, hosts) == host}
+                if self.disorder is not None:  # the lost first attempt
+                    run(dict(self.states), dict(self.journals), inbox=self._disordered(inbox))
+                    inbox = self._disordered(inbox)
+                done = run(self.states, self.journals, inbox=inbox)
                 for me, pending in done.pending.items():
                     self.pending.discard(me)
                     if pending:
@@ -566,8 +578,11 @@ class RoundRuntime:
             flushing = True
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
-            out = publish_node(state, self.backend, self.cache, me, self.journals.get(me, ()),
-                               self.compact_over)
+            publish = functools.partial(publish_node, state, self.backend, self.cache, me,
+                                        self.journals.get(me, ()), self.compact_over)
+            if self.disorder is not None:
+                publish()  # the lost first attempt: only the cache remembers it
+            out = publish()
             self.states[me], self.journals[me] = self._store(out.state), out.journal
             for view, (upserts, deletes) in out.changes.items():
                 rows = self.rows.setdefault(view, {})
@@ -579,6 +594,11 @@ class RoundRuntime:
                     rows[values] = (me, data)
                 published.setdefault(view, set()).add(me)
         return published
+
+    def _disordered(self, inbox: dict[int, list[tuple[int, bytes]]]
+                    ) -> dict[int, list[tuple[int, bytes]]]:
+        assert self.disorder is not None
+        return {me: self.disorder.sample(box, len(box)) for me, box in inbox.items()}
 
     def _store(self, state: State) -> State:
         if not self.stored or not isinstance(state, bytes):
