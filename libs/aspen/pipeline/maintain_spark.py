@@ -52,7 +52,7 @@ from aspen.pipeline.deltars import (
     table_exists,
     table_version,
 )
-from aspen.pipeline.faults import crash_point
+from aspen.pipeline.faults import crash_point, task_crash_point
 from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
@@ -561,7 +561,11 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     started_publish = time.perf_counter()
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
-        return in_host_process(config, host_publish, rows)
+        out = in_host_process(config, host_publish, rows)
+        # a retried task finds the nodes its first attempt published still advanced in the
+        # host process (tests/jobs/test_maintain_spark.py retries every publish task once)
+        task_crash_point("task:after-publish")
+        return out
 
     with _task_per_host(spark, hosts):
         published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
