@@ -199,8 +199,8 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     its nodes. Every state row comes back: ``changed`` if its node ran (its journal extended by
     the sub-rounds it ran, or emptied when the node was compacted into new bytes), as given if
     not. Mail to other hosts leaves as ``msg`` rows; ``sent`` rows count it (``rows``,
-    ``bytes``) and the mail delivered within the host (``local_rows``, ``local_bytes``)."""
-    prepare_worker()
+    ``bytes``) and the mail delivered within the host (``local_rows``, ``local_bytes``).
+    A Spark task calls it through :func:`in_host_process`, which prepares the worker."""
     hosts = config.hosts or config.partitions
     host = host_of(int(rows["node"].iloc[0]), hosts)
     kind = rows["kind"]
@@ -279,7 +279,6 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     """The view rows this node added or changed (``view``) and dropped (``drop``) since it last
     published, and the node state remembering them: the state bytes with the journal, the
     publish appended (``changed``: the journal was compacted into new bytes instead)."""
-    prepare_worker()
     me = int(rows["node"].iloc[0])
     state_row = rows[rows["kind"] == "state"].iloc[0]
     journal = _journal_bytes(state_row["journal"])
