@@ -242,8 +242,9 @@ def test_a_batch_crashed_anywhere_reruns_to_the_exact_result(spark, lake: Settin
 def test_a_spark_submit_job_killed_mid_batch_reruns_to_the_exact_result_with_retried_tasks(
         spark, lake: Settings, tmp_path: Path) -> None:
     """The real thing: ``spark-submit jobs/maintain.py`` dies (``os._exit``, as under kill -9)
-    after writing node states but before the views and the ledger; the rerun restores and ends
-    equal to the oracle."""
+    after writing node states but before the views and the ledger; the rerun, a second
+    ``spark-submit`` on a master that retries tasks, with every publish task failing once,
+    restores and ends equal to the oracle."""
     batches = workload(seed=11, batches=2)
     ingest(spark, lake, tmp_path / "1.jsonl", batches[0])
     maintain_spark(lake, spark=spark, partitions=2)
