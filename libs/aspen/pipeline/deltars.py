@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aspen.errors import TableMissingError
+from aspen.errors import LakeError, TableMissingError
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
+    "column_max", "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
     "table_exists", "table_version", "write_table",
 ]
 
@@ -66,6 +66,31 @@ def row_count(settings: Settings, name: str) -> int:
     """Rows in table ``name`` from the Delta log's file statistics (no data file is read)."""
     actions = _open(settings, name).get_add_actions(flatten=True)
     return int(sum(n for n in actions.column("num_records").to_pylist() if n is not None))
+
+
+def column_max(settings: Settings, name: str, column: str) -> int | None:
+    """The largest value of the integer column ``column`` of table ``name``, from the Delta
+    log's per-file statistics (no data file is read); None when no row holds a value. Raises
+    LakeError when the statistics do not tell (a file without them for the column).
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> write_table(lake, "t", pd.DataFrame({"born": [1, 3], "died": [None, None]}, dtype="Int64"))
+    >>> column_max(lake, "t", "born"), column_max(lake, "t", "died")
+    (3, None)
+    """
+    actions = _open(settings, name).get_add_actions(flatten=True)
+    needed = ("num_records", f"null_count.{column}", f"max.{column}")
+    if any(c not in actions.column_names for c in needed):
+        raise LakeError(f"table '{name}' keeps no statistics for column '{column}'")
+    best: int | None = None
+    for rows, nulls, high in zip(*(actions.column(c).to_pylist() for c in needed), strict=True):
+        if high is None:
+            if rows is None or nulls is None or nulls < rows:  # values, but no maximum kept
+                raise LakeError(f"a file of table '{name}' has no maximum for '{column}'")
+            continue
+        best = int(high) if best is None else max(best, int(high))
+    return best
 
 
 def read_table(settings: Settings, name: str, columns: list[str] | None = None) -> pd.DataFrame:

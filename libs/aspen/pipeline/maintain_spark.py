@@ -21,10 +21,10 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
    whose provenance changed and the rows it dropped since it last published (it keeps the
    published rows' formulas in its state; the publish joins the node's journal, which outlives
    the batch until it is compacted);
-5. write, the tables concurrently: node journals MERGEd into ``node_state`` (only the nodes that
-   ran; a node's base state bytes only when it was compacted this batch), each changed view
-   MERGEd with exactly those rows (insert, update, delete by key); metrics rows; then the ledger
-   row, last, recording every table version.
+5. write, the tables concurrently: the node journals into ``node_state``, replacing the
+   partitions of the nodes that ran (a node's base state bytes only when it was compacted this
+   batch), each changed view MERGEd with exactly those rows (insert, update, delete by key);
+   metrics rows; then the ledger row, last, recording every table version.
 
 A crash anywhere before the ledger row leaves the ledger at the previous batch; the rerun restores
 the tables written since and recomputes the batch from the committed node states.
@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aspen.engine.rounds import host_of
-from aspen.errors import ConfigError
+from aspen.errors import ConfigError, LakeError
 from aspen.pipeline import ledger
 from aspen.pipeline.deltars import (
+    column_max,
     partition_columns,
     read_table,
     row_count,
@@ -350,13 +351,28 @@ def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame
         flushing = True
 
 
-def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame, ran: set[int],
-                  compacted: set[int], batch_id: int, rebuild: bool) -> None:
-    """MERGE into ``node_state`` the journals of the nodes that ran and the bases of those
-    ``compacted`` this batch (the publish rows that carry state bytes). The table is
-    partitioned by node and part, so only those files are read and rewritten: a node's base,
-    the bulk of its state, only when it was compacted."""
-    from delta.tables import DeltaTable
+def _state_partitions(ran: set[int], compacted: set[int]) -> str:
+    """The ``node_state`` partitions a batch replaces: the journals of the nodes that ran and
+    the bases of those compacted (a condition on the partition columns only).
+
+    >>> _state_partitions({0, 3}, {3})
+    "(part = 'journal' AND node IN (0, 3)) OR (part = 'base' AND node IN (3))"
+    """
+    return f"(part = 'journal' AND {_node_in(ran)}) OR (part = 'base' AND {_node_in(compacted)})"
+
+
+def _write_states(settings: Settings, published: DataFrame, ran: set[int], compacted: set[int],
+                  batch_id: int, rebuild: bool) -> None:
+    """Replace in ``node_state`` the journals of the nodes that ran and the bases of those
+    ``compacted`` this batch (the publish rows that carry state bytes), one commit.
+
+    The table is partitioned by node and part, one row a partition, so the batch's rows replace
+    whole partitions: an overwrite whose ``replaceWhere`` names only partition columns drops
+    the old files without reading them and writes the new ones, where a MERGE would join the
+    old files' rows to find them (measured at 1,000 nodes, every node's base and journal:
+    MERGE 12–16 s and 12–15 Spark jobs, this 4–6 s and 5 jobs). Delta checks that every row
+    written lies in the replaced partitions. A node's base, the bulk of its state, is written
+    only when it was compacted; untouched nodes' files stay as they are."""
     from pyspark.sql import functions as F
 
     totals = published.where("kind = 'stat'").groupBy("node").pivot(
@@ -376,19 +392,13 @@ def _merge_states(spark: SparkSession, settings: Settings, published: DataFrame,
         F.lit(None).cast("boolean").alias("pending"),
         F.length("payload").cast("long").alias("bytes"), F.lit(None).cast("long")
         .alias("view_rows"), F.lit(None).cast("long").alias("prov_bytes"), batch)
-    rows = journals.unionByName(bases)
+    writer = journals.unionByName(bases).write.format("delta").mode("overwrite") \
+        .partitionBy(*NODE_STATE_PARTITIONS)
     uri = settings.table_uri(NODE_STATE)
     if rebuild or not table_exists(settings, NODE_STATE):
-        rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true") \
-            .partitionBy(*NODE_STATE_PARTITIONS).save(uri)
-        return
-    if not ran:
-        return
-    touched = f"(t.part = 'journal' AND {_node_in(ran, 't.node')}) OR " \
-              f"(t.part = 'base' AND {_node_in(compacted, 't.node')})"
-    (DeltaTable.forPath(spark, uri).alias("t")
-     .merge(rows.alias("s"), f"t.node = s.node AND t.part = s.part AND ({touched})")
-     .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+        writer.option("overwriteSchema", "true").save(uri)
+    elif ran:
+        writer.option("replaceWhere", _state_partitions(ran, compacted)).save(uri)
 
 
 def _state_is_current(settings: Settings) -> bool:
@@ -449,12 +459,18 @@ def _merge_view(spark: SparkSession, settings: Settings, view: str, rows: DataFr
 
 
 def _through(spark: SparkSession, settings: Settings) -> int:
+    """The last ingest batch the registry records a birth or a death of: from the Delta log's
+    file statistics (no Spark job, no data read), else by a Spark aggregation."""
     from pyspark.sql import functions as F
 
-    row = spark.read.format("delta").load(settings.table_uri("variables")).agg(
-        F.max("inserted_batch").alias("born"), F.max("deleted_batch").alias("died")).first()
-    return max(int(row.born) if row.born is not None else -1,
-               int(row.died) if row.died is not None else -1)
+    try:
+        born, died = (column_max(settings, "variables", c)
+                      for c in ("inserted_batch", "deleted_batch"))
+    except LakeError:  # the statistics do not tell
+        row = spark.read.format("delta").load(settings.table_uri("variables")).agg(
+            F.max("inserted_batch").alias("born"), F.max("deleted_batch").alias("died")).first()
+        born, died = row.born, row.died
+    return max(int(born) if born is not None else -1, int(died) if died is not None else -1)
 
 
 def maintain_spark(
@@ -590,7 +606,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
                      if v in marks or rebuild or not table_exists(settings, v)]
 
     def write_state() -> None:
-        _merge_states(spark, settings, published, ran, compacted, entry.batch_id, rebuild)
+        _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
         crash_point("maintain:after-state")
 
     def write_view(view: str) -> tuple[int, int]:
