@@ -12,11 +12,14 @@ import pandas as pd
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
+from aspen.engine.node import encode_message
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
+from aspen.engine.records import Update
 from aspen.engine.rounds import NodeCache, RoundRuntime, host_of, run_host
 from aspen.errors import EngineError
 from aspen.pipeline.spark_rounds import ROUND_COLUMNS, RoundConfig, host_round
+from aspen.provenance import ProvenanceManager
 
 PARTITIONS = 4
 CHAIN = ["a", "b", "c", "d", "e"]
@@ -51,6 +54,28 @@ def test_shared_hosts_give_the_same_views_and_formulas_in_fewer_rounds(hosts):
 def test_a_host_runs_only_its_own_nodes():
     with pytest.raises(EngineError, match="other hosts"):
         run_host(0, 2, PARTITIONS, ("reachable",), PlanChoices(), {}, {}, [1], backend="python")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_channel_stays_fifo_however_its_mail_arrives(reverse):
+    """Node 3 retracts ``region_sizes(r2, 1)`` from node 0's ``largest_regions`` and sends a new
+    derivation of it in the same round (its only member got a new formula). Delivered in reverse,
+    as a Spark reducer may, the new derivation must still come last: node 0 keeps the row."""
+    manager, views, row = ProvenanceManager(backend="python"), ("largest_regions",), ("r2", 1)
+
+    def mail(place: int, update: Update) -> tuple[int, int, bytes]:
+        return 3, place, encode_message("largest_regions.sel", "in", update, manager)
+
+    rounds = [[mail(0, Update.ins("region_sizes", row, manager.var("x")))],
+              [mail(4, Update("DEL", "region_sizes", row)),
+               mail(9, Update.ins("region_sizes", row, manager.var("y")))]]
+    states: dict = {}
+    journals: dict = {}
+    for inbox in rounds:
+        run_host(0, PARTITIONS, PARTITIONS, views, PlanChoices(), states, journals, [],
+                 inbox={0: inbox[::-1] if reverse else inbox}, backend="python")
+    node, _how = NodeCache().restore(0, states[0], "python", journals[0])
+    assert set(node.view("largest_regions")) == {row}
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:

@@ -10,6 +10,13 @@ one hop per two; the batch ends when a flush round sends nothing. Then :func:`pu
 lists, per view and node, the rows that appeared or changed and the tuples that left since the
 node last published.
 
+Mail between hosts arrives in no fixed order (a Spark reducer fetches its blocks in any order, and a
+``groupBy`` does not keep the rows' order within a group), but a channel — the messages from one
+node to another — must stay FIFO: a node sends a retraction of a tuple before a new derivation of
+it, and the other order would leave the tuple deleted. So each message travels with its place in
+its sender host's outbox (:data:`Mail`) and :func:`run_host` takes a node's mail in sender, then
+place order: the same order however it was delivered, and on every retry.
+
 Nodes live on *hosts* (:func:`host_of`; a Spark task per host and round). A message to a node on
 the same host is delivered within the round: the host runs its nodes in sub-rounds until none of
 them has local mail (:func:`run_host`), and only messages to other hosts wait for the next round.
@@ -59,7 +66,7 @@ from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["HostRound", "NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput",
+__all__ = ["HostRound", "Mail", "NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput",
            "RoundRuntime", "State", "StoredState", "decode_journal", "encode_journal", "host_of",
            "needs_compaction", "publish_changes", "publish_node", "run_host", "state_bytes",
            "state_digest", "state_size", "step_node"]
@@ -151,6 +158,21 @@ class StoredState:
     digest: bytes
     size: int
     fetch: Callable[[], bytes] = field(compare=False, repr=False)
+
+
+#: A message between hosts as delivered: (sender node, place in the sender host's outbox this
+#: round, message bytes); :func:`mail_in_order` puts a node's mail back in channel order.
+Mail = tuple[int, int, bytes]
+
+
+def mail_in_order(box: Iterable[Mail]) -> list[tuple[int, bytes]]:
+    """``(sender, message)`` in sender, then place order: each channel FIFO, however ``box``
+    arrived.
+
+    >>> mail_in_order([(2, 1, b"y"), (1, 7, b"c"), (2, 0, b"x")])
+    [(1, b'c'), (2, b'x'), (2, b'y')]
+    """
+    return [(src, data) for src, _place, data in sorted(box, key=lambda mail: mail[:2])]
 
 
 #: A node's state as the rounds pass it on: bytes, stored bytes fetched on demand, or none yet.
@@ -346,7 +368,8 @@ class HostRound:
     the sub-rounds. Their states and journals are updated in the dicts :func:`run_host` got."""
 
     pending: dict[int, bool]                         # node → a MinShip buffer holds something
-    outbox: list[tuple[int, int, bytes]]             # (sender, destination, message): other hosts
+    outbox: list[tuple[int, int, bytes]]             # (sender, destination, message): other hosts,
+                                                     # in the order sent
     shipped: dict[tuple[int, int], list[int]]        # (sender, destination) → [rows, bytes] out
     delivered: dict[tuple[int, int], list[int]]      # (sender, destination) → [rows, bytes] here
     counters: dict[int, dict[str, float]]            # node → processed, seconds, decode_s, …
@@ -365,7 +388,7 @@ def run_host(
     *,
     dead: Iterable[str] = (),
     facts: dict[int, Sequence[BaseFact]] | None = None,
-    inbox: dict[int, Sequence[tuple[int, bytes]]] | None = None,
+    inbox: dict[int, Iterable[Mail]] | None = None,
     flush: bool = False,
     backend: str | None = None,
     cache: NodeCache | None = None,
@@ -378,7 +401,9 @@ def run_host(
     is one more journal entry). ``dead`` and ``facts`` enter in the first sub-round; ``flush``
     holds for all of them. ``states`` and ``journals`` give every node that may run (a node
     without an entry starts empty); the entries of the nodes that ran are replaced by the state
-    and journal they now stand for. Messages to other hosts are returned, in the order sent.
+    and journal they now stand for. ``inbox`` is the mail from other hosts, taken per node in
+    :func:`mail_in_order`. Messages to other hosts are returned in the order sent (a message's
+    index in :attr:`HostRound.outbox` is its place).
     ``compact_over`` and ``compact_by_time`` go to each :func:`step_node`.
 
     On one host, the link's node (0) tells the node owning ``b`` (1) in a second sub-round:
@@ -390,7 +415,8 @@ def run_host(
     >>> done.outbox, done.subrounds, sorted(done.pending), done.delivered
     ([], 2, [0, 1], {(0, 1): [1, 86]})
     """
-    facts, mail = facts or {}, {me: list(box) for me, box in (inbox or {}).items() if box}
+    facts, mail = facts or {}, {me: mail_in_order(box) for me, box in (inbox or {}).items()}
+    mail = {me: box for me, box in mail.items() if box}
     dead = tuple(dead)
     done = HostRound({}, [], {}, {}, {})
     to_run, first = set(nodes) | set(mail), True
@@ -542,13 +568,13 @@ class RoundRuntime:
         for fact in batch.inserts:
             self.live[fact.var] = fact
             facts.setdefault(owner(fact.values[0], self.partitions), []).append(fact)
-        mail: dict[int, list[tuple[int, bytes]]] = {}
+        mail: dict[int, list[Mail]] = {}
         active = set(facts) | (set(range(self.partitions)) if dead else set())
         hosts = self.hosts or self.partitions
         first, flushing = True, False
         while True:
             nodes = active | set(mail) | (self.pending if flushing else set())
-            next_mail: dict[int, list[tuple[int, bytes]]] = {}
+            next_mail: dict[int, list[Mail]] = {}
             for host in sorted({host_of(me, hosts) for me in nodes}):
                 run = functools.partial(
                     run_host, host, hosts, self.partitions, self.views, self.choices,
@@ -565,8 +591,8 @@ class RoundRuntime:
                     self.pending.discard(me)
                     if pending:
                         self.pending.add(me)
-                for src, dst, data in done.outbox:
-                    next_mail.setdefault(dst, []).append((src, data))
+                for place, (src, dst, data) in enumerate(done.outbox):
+                    next_mail.setdefault(dst, []).append((src, place, data))
                 self.shipped += len(done.outbox) + sum(
                     rows for rows, _size in done.delivered.values())
             self.rounds += 1
@@ -595,8 +621,7 @@ class RoundRuntime:
                 published.setdefault(view, set()).add(me)
         return published
 
-    def _disordered(self, inbox: dict[int, list[tuple[int, bytes]]]
-                    ) -> dict[int, list[tuple[int, bytes]]]:
+    def _disordered(self, inbox: dict[int, list[Mail]]) -> dict[int, list[Mail]]:
         assert self.disorder is not None
         return {me: self.disorder.sample(box, len(box)) for me, box in inbox.items()}
 

@@ -10,17 +10,19 @@ False
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aspen.errors import LakeError, TableMissingError
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
+    "column_max", "column_maxima", "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
     "table_exists", "table_version", "write_table",
 ]
 
@@ -79,7 +81,24 @@ def column_max(settings: Settings, name: str, column: str) -> int | None:
     >>> column_max(lake, "t", "born"), column_max(lake, "t", "died")
     (3, None)
     """
+    return column_maxima(settings, name, (column,))[0]
+
+
+def column_maxima(settings: Settings, name: str, columns: Sequence[str]) -> tuple[int | None, ...]:
+    """:func:`column_max` of each of ``columns``, reading the Delta log once.
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> write_table(lake, "t", pd.DataFrame({"born": [1, 3], "died": [None, 2]}, dtype="Int64"))
+    >>> column_maxima(lake, "t", ("born", "died"))
+    (3, 2)
+    """
     actions = _open(settings, name).get_add_actions(flatten=True)
+    return tuple(_file_stats_max(actions, name, column) for column in columns)
+
+
+def _file_stats_max(actions: Any, name: str, column: str) -> int | None:
+    """The maximum of ``column`` over the add actions' statistics (see :func:`column_max`)."""
     needed = ("num_records", f"null_count.{column}", f"max.{column}")
     if any(c not in actions.column_names for c in needed):
         raise LakeError(f"table '{name}' keeps no statistics for column '{column}'")

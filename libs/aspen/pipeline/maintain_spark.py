@@ -45,7 +45,7 @@ from aspen.engine.rounds import host_of
 from aspen.errors import ConfigError, LakeError
 from aspen.pipeline import ledger
 from aspen.pipeline.deltars import (
-    column_max,
+    column_maxima,
     partition_columns,
     read_table,
     row_count,
@@ -464,8 +464,7 @@ def _through(spark: SparkSession, settings: Settings) -> int:
     from pyspark.sql import functions as F
 
     try:
-        born, died = (column_max(settings, "variables", c)
-                      for c in ("inserted_batch", "deleted_batch"))
+        born, died = column_maxima(settings, "variables", ("inserted_batch", "deleted_batch"))
     except LakeError:  # the statistics do not tell
         row = spark.read.format("delta").load(settings.table_uri("variables")).agg(
             F.max("inserted_batch").alias("born"), F.max("deleted_batch").alias("died")).first()

@@ -12,7 +12,8 @@ what it is:
            output) or was compacted at publish (in the publish's output)
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
-``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update)
+``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update; ``value``:
+           its place in the sender host's outbox, see :data:`~aspen.engine.rounds.Mail`)
 ``sent``   what node ``src`` sent ``node`` this round: ``name`` ``rows`` or ``bytes`` = ``value``
 ``stat``   a counter ``name`` = ``value`` of ``node`` for this round
 ``view``   a row of view ``name`` that ``node`` added or whose provenance changed
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.rounds import (
+    Mail,
     NodeCache,
     State,
     StoredState,
@@ -219,9 +221,10 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     kills = rows[kind == "kill"]
     dead = sorted({str(v) for v in kills["name"]})
     mail = rows[kind == "msg"]
-    inbox: dict[int, list[tuple[int, bytes]]] = {}
-    for me, src, data in zip(mail["node"], mail["src"], mail["payload"], strict=True):
-        inbox.setdefault(int(me), []).append((int(src), bytes(data)))
+    inbox: dict[int, list[Mail]] = {}  # in no fixed order: run_host orders it
+    for me, src, place, data in zip(mail["node"], mail["src"], mail["value"], mail["payload"],
+                                    strict=True):
+        inbox.setdefault(int(me), []).append((int(src), int(place), bytes(data)))
     first = set(facts) | set(inbox) | {int(n) for n in kills["node"]}
     if config.flush:
         first |= {me for me, row in given.items() if bool(row["pending"])}
@@ -249,7 +252,8 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
                 for name, value in sorted(counters.items())]
         out += [_row(me, "stat", name="kills", value=float(len(dead) if me in first else 0)),
                 _row(me, "stat", name="facts", value=float(len(facts.get(me, ()))))]
-    out += [_row(dst, "msg", src=src, payload=data) for src, dst, data in done.outbox]
+    out += [_row(dst, "msg", src=src, value=float(place), payload=data)
+            for place, (src, dst, data) in enumerate(done.outbox)]
     for prefix, channels in (("", done.shipped), ("local_", done.delivered)):
         for (src, dst), (count, size) in channels.items():
             out += [_row(dst, "sent", src=src, name=f"{prefix}rows", value=float(count)),
