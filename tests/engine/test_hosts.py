@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import encode_message
+from aspen.engine.node import encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
@@ -64,7 +64,7 @@ def test_a_channel_stays_fifo_however_its_mail_arrives(reverse):
     manager, views, row = ProvenanceManager(backend="python"), ("largest_regions",), ("r2", 1)
 
     def mail(place: int, update: Update) -> tuple[int, int, bytes]:
-        return 3, place, encode_message("largest_regions.sel", "in", update, manager)
+        return 3, place, encode_messages([("largest_regions.sel", "in", update)], manager)
 
     rounds = [[mail(0, Update.ins("region_sizes", row, manager.var("x")))],
               [mail(4, Update("DEL", "region_sizes", row)),

@@ -8,8 +8,9 @@ it, runs its operators to local quiescence, and returns what it must send elsewh
 :class:`~aspen.engine.runtime.LocalRuntime` — a node is a LocalRuntime that owns one partition and
 posts messages for the others to its outbox instead of delivering them.
 
-Messages cross nodes as bytes (:func:`encode_message`): the update with its provenance through
-the BDD byte codec (variable names, not manager ids), so each node keeps its own BDD manager.
+Messages cross nodes as bytes (:func:`encode_messages`): the updates a node sends another in
+one step travel together, their provenance as one BDD forest (variable names, not manager ids),
+so each node keeps its own BDD manager and a BDD node shared by several formulas is encoded once.
 
 >>> from aspen.engine.batch import BaseFact
 >>> a, b = NodeRuntime(0, partitions=2, backend="python"), NodeRuntime(1, partitions=2,
@@ -25,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from aspen.engine.batch import BaseFact
@@ -35,10 +36,10 @@ from aspen.engine.records import INS, Update
 from aspen.engine.runtime import LocalRuntime, read_state_payload
 from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
-from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.bdd import Formula, ProvenanceManager, decode_forest, encode_forest
 
-__all__ = ["Message", "NodeRuntime", "ViewChanges", "collection_paused", "decode_message",
-           "encode_message"]
+__all__ = ["Message", "NodeRuntime", "ViewChanges", "collection_paused", "decode_messages",
+           "encode_messages"]
 
 #: 2: formulas in segments of a :class:`SegmentedCodec`; published rows kept as formulas.
 _NODE_STATE_VERSION = 2
@@ -50,26 +51,49 @@ ViewChanges = tuple[list[tuple[tuple, Formula | None]], list[tuple]]
 Message = tuple[int, str, str, Update]
 
 
-def encode_message(target: str, port: str, update: Update, manager: ProvenanceManager) -> bytes:
-    """The bytes of one inter-node message (provenance through the BDD byte codec).
+#: The first item of :func:`encode_messages` bytes, their format version (a single message as
+#: Aspen wrote them before is a 7-tuple whose first item is an operator name).
+_BUNDLE = 1
+
+
+def encode_messages(messages: Sequence[tuple[str, str, Update]],
+                    manager: ProvenanceManager) -> bytes:
+    """The bytes of the ``(operator, port, update)`` messages one node sends another in one step,
+    in order: the updates without their formulas, and the formulas as one forest
+    (:func:`~aspen.provenance.bdd.encode_forest`: a BDD node shared by several is encoded once,
+    and a CUDD manager decodes it in compiled code). Measured on a 100-link insertion into a
+    500-node ``reachable``: encoding and decoding formula by formula was ≈90 % of the rounds.
 
     >>> m = ProvenanceManager(backend="python")
-    >>> data = encode_message("r.fix", "base", Update.ins("r", ("a", "b"), m.var("x")), m)
+    >>> x, y = m.var("x"), m.var("y")
+    >>> data = encode_messages([("r.fix", "base", Update.ins("r", ("a", "b"), m.or_(x, y))),
+    ...                         ("r.fix", "base", Update.delete("r", ("a", "c"), {"z"}))], m)
     >>> m2 = ProvenanceManager(backend="python")
-    >>> target, port, u = decode_message(data, m2)
-    >>> target, port, u.tuple, m2.support(u.pv)
-    ('r.fix', 'base', ('a', 'b'), {'x'})
+    >>> [(t, p, u.op, u.tuple, u.pv and sorted(m2.support(u.pv)), sorted(u.deleted))
+    ...  for t, p, u in decode_messages(data, m2)]
+    [('r.fix', 'base', 'INS', ('a', 'b'), ['x', 'y'], []), ('r.fix', 'base', 'DEL', ('a', 'c'), None, ['z'])]
     """
-    pv = None if update.pv is None else manager.encode(update.pv)
-    record = (target, port, update.op, update.relation, update.tuple, pv, tuple(update.deleted))
-    return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    formulas = [u.pv for _target, _port, u in messages if u.pv is not None]
+    records = tuple((target, port, u.op, u.relation, u.tuple, u.pv is not None, tuple(u.deleted))
+                    for target, port, u in messages)
+    forest = encode_forest(formulas) if formulas else b""
+    return pickle.dumps((_BUNDLE, records, forest), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def decode_message(data: bytes, manager: ProvenanceManager) -> tuple[str, str, Update]:
-    """Rebuild ``(target, port, update)`` from :func:`encode_message` bytes in ``manager``."""
-    target, port, op, relation, values, pv, deleted = pickle.loads(data)
-    formula = None if pv is None else manager.decode(pv)
-    return target, port, Update(op, relation, values, formula, frozenset(deleted))
+def decode_messages(data: bytes, manager: ProvenanceManager) -> list[tuple[str, str, Update]]:
+    """Rebuild the ``(operator, port, update)`` messages of :func:`encode_messages` bytes in
+    ``manager``; also reads a single message as Aspen wrote them before (a node's journal may
+    hold such rounds)."""
+    record = pickle.loads(data)
+    if record[0] != _BUNDLE:
+        target, port, op, relation, values, pv, deleted = record
+        formula = None if pv is None else manager.decode(pv)
+        return [(target, port, Update(op, relation, values, formula, frozenset(deleted)))]
+    _tag, records, forest = record
+    formulas = iter(decode_forest(manager, forest) if forest else ())
+    return [(target, port, Update(op, relation, values, next(formulas) if has_pv else None,
+                                  frozenset(deleted)))
+            for target, port, op, relation, values, has_pv, deleted in records]
 
 
 @contextlib.contextmanager

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import NodeRuntime, decode_message, encode_message
+from aspen.engine.node import NodeRuntime, decode_messages, encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.errors import EngineError
@@ -109,8 +109,8 @@ class RoundInput:
         for fact in self.facts:
             node.insert(fact)
         for src, data in self.inbox:
-            target, port, update = decode_message(data, node.manager)
-            node.receive(src, target, port, update)
+            for target, port, update in decode_messages(data, node.manager):
+                node.receive(src, target, port, update)
         return node.run(flush=self.flush)
 
 
@@ -160,8 +160,9 @@ class StoredState:
     fetch: Callable[[], bytes] = field(compare=False, repr=False)
 
 
-#: A message between hosts as delivered: (sender node, place in the sender host's outbox this
-#: round, message bytes); :func:`mail_in_order` puts a node's mail back in channel order.
+#: Mail between hosts as delivered: (sender node, place in the sender host's outbox this
+#: round, the bytes of its messages: :func:`~aspen.engine.node.encode_messages`);
+#: :func:`mail_in_order` puts a node's mail back in channel order.
 Mail = tuple[int, int, bytes]
 
 
@@ -226,7 +227,7 @@ class NodeStep:
 
     state: State                       # the state given, or new bytes when ``dumped``
     journal: tuple[RoundInput, ...]    # the rounds run since ``state``, this one included
-    outbox: list[tuple[int, bytes]]   # (destination node, encoded message)
+    outbox: list[tuple[int, int, bytes]]  # (destination, messages, their bytes: encode_messages)
     pending: bool                      # a MinShip buffer holds something
     processed: int = 0                 # messages and facts taken in
     seconds: float = 0.0
@@ -339,8 +340,7 @@ def step_node(
                                               backend, cache)
     item = RoundInput(tuple(dead), tuple(facts), tuple(inbox), flush)
     work_started = time.perf_counter()
-    outbox = [(dst, encode_message(target, port, update, node.manager))
-              for dst, target, port, update in item.apply(node)]
+    outbox = _bundled(item.apply(node), node.manager)
     item = dataclasses.replace(item, seconds=time.perf_counter() - work_started)
     new_journal = (*journal, item)
     dumped = needs_compaction(state, new_journal, compact_over, compact_by_time)
@@ -351,6 +351,16 @@ def step_node(
     return NodeStep(state, new_journal, outbox, node.has_pending(),
                     len(item.facts) + len(item.inbox), time.perf_counter() - started,
                     decode_seconds, replayed, dumped)
+
+
+def _bundled(raw: Iterable[list], manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
+    """A step's raw outbox ``[dst, target, port, update]`` as one :func:`encode_messages` bundle
+    per destination (``(dst, messages, bytes)``), each in the order sent."""
+    by_dst: dict[int, list[tuple[str, str, Any]]] = {}
+    for dst, target, port, update in raw:
+        by_dst.setdefault(dst, []).append((target, port, update))
+    return [(dst, len(messages), encode_messages(messages, manager))
+            for dst, messages in by_dst.items()]
 
 
 def host_of(node: int, hosts: int) -> int:
@@ -368,8 +378,8 @@ class HostRound:
     the sub-rounds. Their states and journals are updated in the dicts :func:`run_host` got."""
 
     pending: dict[int, bool]                         # node → a MinShip buffer holds something
-    outbox: list[tuple[int, int, bytes]]             # (sender, destination, message): other hosts,
-                                                     # in the order sent
+    outbox: list[tuple[int, int, bytes]]             # (sender, destination, messages): other
+                                                     # hosts, in the order sent (encode_messages)
     shipped: dict[tuple[int, int], list[int]]        # (sender, destination) → [rows, bytes] out
     delivered: dict[tuple[int, int], list[int]]      # (sender, destination) → [rows, bytes] here
     counters: dict[int, dict[str, float]]            # node → processed, seconds, decode_s, …
@@ -413,7 +423,7 @@ def run_host(
     >>> done = run_host(0, 1, 2, ("reachable",), PlanChoices(), {}, {}, [0], facts=facts,
     ...                 backend="python")
     >>> done.outbox, done.subrounds, sorted(done.pending), done.delivered
-    ([], 2, [0, 1], {(0, 1): [1, 86]})
+    ([], 2, [0, 1], {(0, 1): [1, 94]})
     """
     facts, mail = facts or {}, {me: mail_in_order(box) for me, box in (inbox or {}).items()}
     mail = {me: box for me, box in mail.items() if box}
@@ -439,14 +449,14 @@ def run_host(
                                 ("replayed", step.replayed), ("dumps", step.dumped),
                                 ("steps", 1)):
                 counters[name] += float(value)
-            for dst, data in step.outbox:
+            for dst, count, data in step.outbox:
                 here = host_of(dst, hosts) == host
                 if here:
                     local.setdefault(dst, []).append((me, data))
                 else:
                     done.outbox.append((me, dst, data))
                 channel = (done.delivered if here else done.shipped).setdefault((me, dst), [0, 0])
-                channel[0] += 1
+                channel[0] += count
                 channel[1] += len(data)
         done.subrounds += 1
         first, mail, to_run = False, local, set(local)
@@ -593,8 +603,8 @@ class RoundRuntime:
                         self.pending.add(me)
                 for place, (src, dst, data) in enumerate(done.outbox):
                     next_mail.setdefault(dst, []).append((src, place, data))
-                self.shipped += len(done.outbox) + sum(
-                    rows for rows, _size in done.delivered.values())
+                self.shipped += sum(rows for channels in (done.shipped, done.delivered)
+                                    for rows, _size in channels.values())
             self.rounds += 1
             first, active, mail = False, set(), next_mail
             if mail:
