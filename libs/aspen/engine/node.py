@@ -69,9 +69,9 @@ def encode_messages(messages: Sequence[tuple[str, str, Update]],
     >>> data = encode_messages([("r.fix", "base", Update.ins("r", ("a", "b"), m.or_(x, y))),
     ...                         ("r.fix", "base", Update.delete("r", ("a", "c"), {"z"}))], m)
     >>> m2 = ProvenanceManager(backend="python")
-    >>> [(t, p, u.op, u.tuple, u.pv and sorted(m2.support(u.pv)), sorted(u.deleted))
-    ...  for t, p, u in decode_messages(data, m2)]
-    [('r.fix', 'base', 'INS', ('a', 'b'), ['x', 'y'], []), ('r.fix', 'base', 'DEL', ('a', 'c'), None, ['z'])]
+    >>> [(u.op, u.tuple, u.pv and sorted(m2.support(u.pv)), sorted(u.deleted))
+    ...  for _target, _port, u in decode_messages(data, m2)]
+    [('INS', ('a', 'b'), ['x', 'y'], []), ('DEL', ('a', 'c'), None, ['z'])]
     """
     formulas = [u.pv for _target, _port, u in messages if u.pv is not None]
     records = tuple((target, port, u.op, u.relation, u.tuple, u.pv is not None, tuple(u.deleted))

@@ -59,17 +59,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import NodeRuntime, decode_messages, encode_messages
+from aspen.engine.node import Message, NodeRuntime, decode_messages, encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
+from aspen.engine.records import Update
 from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.views import check_views
 
-__all__ = ["HostRound", "Mail", "NodeCache", "NodeStep", "Published", "PublishedChanges", "RoundInput",
-           "RoundRuntime", "State", "StoredState", "decode_journal", "encode_journal", "host_of",
-           "needs_compaction", "publish_changes", "publish_node", "run_host", "state_bytes",
-           "state_digest", "state_size", "step_node"]
+__all__ = ["HostRound", "Mail", "NodeCache", "NodeStep", "Published", "PublishedChanges",
+           "RoundInput", "RoundRuntime", "State", "StoredState", "decode_journal", "encode_journal",
+           "host_of", "mail_in_order", "needs_compaction", "publish_changes", "publish_node",
+           "run_host", "state_bytes", "state_digest", "state_size", "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -353,10 +354,10 @@ def step_node(
                     decode_seconds, replayed, dumped)
 
 
-def _bundled(raw: Iterable[list], manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
-    """A step's raw outbox ``[dst, target, port, update]`` as one :func:`encode_messages` bundle
-    per destination (``(dst, messages, bytes)``), each in the order sent."""
-    by_dst: dict[int, list[tuple[str, str, Any]]] = {}
+def _bundled(raw: Iterable[Message], manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
+    """A step's raw outbox (:data:`~aspen.engine.node.Message`) as one :func:`encode_messages`
+    bundle per destination (``(dst, messages, bytes)``), each in the order sent."""
+    by_dst: dict[int, list[tuple[str, str, Update]]] = {}
     for dst, target, port, update in raw:
         by_dst.setdefault(dst, []).append((target, port, update))
     return [(dst, len(messages), encode_messages(messages, manager))
@@ -425,8 +426,8 @@ def run_host(
     >>> done.outbox, done.subrounds, sorted(done.pending), done.delivered
     ([], 2, [0, 1], {(0, 1): [1, 94]})
     """
-    facts, mail = facts or {}, {me: mail_in_order(box) for me, box in (inbox or {}).items()}
-    mail = {me: box for me, box in mail.items() if box}
+    facts = facts or {}
+    mail = {me: ordered for me, box in (inbox or {}).items() if (ordered := mail_in_order(box))}
     dead = tuple(dead)
     done = HostRound({}, [], {}, {}, {})
     to_run, first = set(nodes) | set(mail), True

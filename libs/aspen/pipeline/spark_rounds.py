@@ -12,8 +12,9 @@ what it is:
            output) or was compacted at publish (in the publish's output)
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
-``msg``    a message from node ``src`` to ``node`` (``payload``: the encoded update; ``value``:
-           its place in the sender host's outbox, see :data:`~aspen.engine.rounds.Mail`)
+``msg``    the messages node ``src`` sent ``node`` in one step (``payload``: their bundle,
+           :func:`~aspen.engine.node.encode_messages`; ``value``: its place in the sender
+           host's outbox, see :data:`~aspen.engine.rounds.Mail`)
 ``sent``   what node ``src`` sent ``node`` this round: ``name`` ``rows`` or ``bytes`` = ``value``
 ``stat``   a counter ``name`` = ``value`` of ``node`` for this round
 ``view``   a row of view ``name`` that ``node`` added or whose provenance changed
