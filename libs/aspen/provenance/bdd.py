@@ -275,20 +275,42 @@ def encode(formula: Formula) -> bytes:
     >>> len(encode(m.false)), len(encode(m.var("x1")))
     (4, 10)
     """
-    names, nodes, root = _node_list(formula)
-    out = _node_bytes(_MAGIC, names, nodes)
-    _put_varint(out, root)
-    return bytes(out)
+    native = _encode_native(_MAGIC, [formula], with_count=False)
+    return native if native is not None else _portable_bytes(_MAGIC, [formula], with_count=False)
 
 
-def _node_bytes(magic: int, names: list[str], nodes: list[tuple[int, int, int]]) -> bytearray:
-    """Magic byte, variable names, then the (var, low, high) node list, as varints."""
+def _name_bytes(magic: int, names: list[str]) -> bytearray:
+    """Magic byte and variable names: the head of every encoding."""
     out = bytearray([magic])
     _put_varint(out, len(names))
     for name in names:
         raw = name.encode()
         _put_varint(out, len(raw))
         out += raw
+    return out
+
+
+def _encode_native(magic: int, formulas: list[Formula], *, with_count: bool) -> bytes | None:
+    """The compiled walk's bytes (with CUDD and the library built), else None."""
+    from aspen.provenance.forest_native import encode_native  # it builds on this module
+
+    return encode_native(magic, formulas, with_count)
+
+
+def _portable_bytes(magic: int, formulas: list[Formula], *, with_count: bool) -> bytes:
+    """What :func:`_encode_native` gives, walked in Python (any backend)."""
+    names, nodes, roots = _forest_node_list(formulas)
+    out = _node_bytes(magic, names, nodes)
+    if with_count:
+        _put_varint(out, len(roots))
+    for root in roots:
+        _put_varint(out, root)
+    return bytes(out)
+
+
+def _node_bytes(magic: int, names: list[str], nodes: list[tuple[int, int, int]]) -> bytearray:
+    """Magic byte, variable names, then the (var, low, high) node list, as varints."""
+    out = _name_bytes(magic, names)
     _put_varint(out, len(nodes))
     for var_index, low, high in nodes:
         _put_varint(out, var_index)
@@ -349,7 +371,9 @@ _FOREST_MAGIC = 0xA6
 
 
 def encode_forest(formulas: Sequence[Formula]) -> bytes:
-    """Encode many formulas at once, every shared BDD node once (operator state dumps).
+    """Encode many formulas at once, every shared BDD node once (operator state dumps and
+    message bundles; with CUDD, walked in compiled code by
+    :mod:`aspen.provenance.forest_native`).
 
     >>> m = ProvenanceManager(backend="python")
     >>> x, y = m.var("x"), m.var("y")
@@ -357,12 +381,10 @@ def encode_forest(formulas: Sequence[Formula]) -> bytes:
     >>> decode_forest(m, encode_forest(fs)) == fs
     True
     """
-    names, nodes, roots = _forest_node_list(list(formulas))
-    out = _node_bytes(_FOREST_MAGIC, names, nodes)
-    _put_varint(out, len(roots))
-    for root in roots:
-        _put_varint(out, root)
-    return bytes(out)
+    formulas = list(formulas)
+    native = _encode_native(_FOREST_MAGIC, formulas, with_count=True)
+    return native if native is not None else _portable_bytes(_FOREST_MAGIC, formulas,
+                                                             with_count=True)
 
 
 def decode_forest(manager: ProvenanceManager, data: bytes) -> list[Formula]:

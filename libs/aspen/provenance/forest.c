@@ -173,3 +173,190 @@ int64_t aspen_mentions(void *manager, index_fn index_of, child_fn then_of, child
     free(s.values);
     return status;
 }
+
+/* -- encoding a forest ------------------------------------------------------------------------ */
+
+/* The complement-free node list of the forest under roots[0:nroots] (aspen.provenance.bdd's
+ * encode_forest format): nodes[3k:3k+3] = (variable, low ref, high ref) of node k, children
+ * first, the low subtree before the high one; refs are 0 = false, 1 = true, k + 2 = node k.
+ * A CUDD node reached through a complemented edge and through a regular one is two nodes.
+ * Variables are numbered by first appearance: local[i] is the CUDD index of variable i
+ * (`nindices` bounds the CUDD indices). root_refs[i] is the ref of roots[i].
+ * The number of nodes; -1 out of memory; -2 more than `capacity` nodes. */
+typedef struct {
+    uintptr_t *keys;  /* open addressing over node pointers with their complement bit (0: empty) */
+    int64_t *values;
+    uint64_t capacity, used;
+} refs_t;
+
+static uint64_t ref_slot(const refs_t *m, uintptr_t key)
+{
+    return ((uint64_t)(key >> 3) * 0x9E3779B97F4A7C15ULL) & (m->capacity - 1);
+}
+
+static int64_t ref_get(const refs_t *m, uintptr_t key)
+{
+    uint64_t j = ref_slot(m, key);
+    while (m->keys[j]) {
+        if (m->keys[j] == key)
+            return m->values[j];
+        j = (j + 1) & (m->capacity - 1);
+    }
+    return -1;
+}
+
+static void ref_insert(refs_t *m, uintptr_t key, int64_t value)
+{
+    uint64_t j = ref_slot(m, key);
+    while (m->keys[j])
+        j = (j + 1) & (m->capacity - 1);
+    m->keys[j] = key;
+    m->values[j] = value;
+    m->used++;
+}
+
+/* Double the table (or make its first one); -1 out of memory, the table unchanged. */
+static int ref_grow(refs_t *m)
+{
+    refs_t grown = {0, 0, m->capacity ? 2 * m->capacity : 1 << 10, 0};
+    grown.keys = calloc(grown.capacity, sizeof(uintptr_t));
+    grown.values = malloc(grown.capacity * sizeof(int64_t));
+    if (!grown.keys || !grown.values) {
+        free(grown.keys);
+        free(grown.values);
+        return -1;
+    }
+    for (uint64_t i = 0; i < m->capacity; i++)
+        if (m->keys[i])
+            ref_insert(&grown, m->keys[i], m->values[i]);
+    free(m->keys);
+    free(m->values);
+    *m = grown;
+    return 0;
+}
+
+static int ref_put(refs_t *m, uintptr_t key, int64_t value)
+{
+    if (2 * (m->used + 1) > m->capacity && ref_grow(m) < 0)
+        return -1;
+    ref_insert(m, key, value);
+    return 0;
+}
+
+#define CONST_INDEX 0x7FFFFFFFu
+
+/* The ref of a node already listed, or of a constant; -1 when not listed yet. */
+static int64_t known_ref(const refs_t *m, index_fn index_of, uintptr_t node)
+{
+    if (index_of((void *)(node & ~(uintptr_t)1)) == CONST_INDEX)
+        return (node & 1) ? 0 : 1;  /* BDD constants: the one node, false is its complement */
+    return ref_get(m, node);
+}
+
+int64_t aspen_forest_nodes(index_fn index_of, child_fn then_of, child_fn else_of,
+                           void **roots, int64_t nroots, int64_t nindices,
+                           int64_t *nodes, int64_t capacity, int64_t *root_refs,
+                           int64_t *local, int64_t *nlocal)
+{
+    refs_t refs = {0, 0, 0, 0};
+    int32_t *local_of = calloc(nindices > 0 ? (size_t)nindices : 1, sizeof(int32_t));
+    int64_t stack_capacity = 1024, n = 0, status = 0;
+    uintptr_t *stack = malloc(stack_capacity * sizeof(uintptr_t));  /* low bit 1: expanded */
+    *nlocal = 0;
+    if (!local_of || !stack || ref_grow(&refs) < 0) {
+        status = -1;
+        goto done;
+    }
+    for (int64_t r = 0; r < nroots && status == 0; r++) {
+        uintptr_t root = (uintptr_t)roots[r];
+        int64_t found = known_ref(&refs, index_of, root);
+        if (found >= 0) {
+            root_refs[r] = found;
+            continue;
+        }
+        /* entries are node pointers shifted left by one; the freed low bit marks "expanded" */
+        int64_t top = 0;
+        stack[top++] = root << 1;
+        while (top > 0 && status == 0) {
+            uintptr_t entry = stack[--top];
+            uintptr_t node = entry >> 1;
+            if (ref_get(&refs, node) >= 0)
+                continue;
+            uintptr_t regular = node & ~(uintptr_t)1, negated = node & 1;
+            uintptr_t high = (uintptr_t)then_of((void *)regular) ^ negated;
+            uintptr_t low = (uintptr_t)else_of((void *)regular) ^ negated;
+            if (!(entry & 1)) {
+                if (top + 3 > stack_capacity) {
+                    uintptr_t *grown = realloc(stack, 2 * stack_capacity * sizeof(uintptr_t));
+                    if (!grown) {
+                        status = -1;
+                        break;
+                    }
+                    stack = grown;
+                    stack_capacity *= 2;
+                }
+                stack[top++] = (node << 1) | 1;
+                if (known_ref(&refs, index_of, high) < 0)
+                    stack[top++] = high << 1;
+                if (known_ref(&refs, index_of, low) < 0)
+                    stack[top++] = low << 1;
+                continue;
+            }
+            if (n >= capacity) {
+                status = -2;
+                break;
+            }
+            unsigned int index = index_of((void *)regular);
+            if (!local_of[index]) {
+                local[*nlocal] = index;
+                local_of[index] = (int32_t)++*nlocal;
+            }
+            nodes[3 * n] = local_of[index] - 1;
+            nodes[3 * n + 1] = known_ref(&refs, index_of, low);
+            nodes[3 * n + 2] = known_ref(&refs, index_of, high);
+            if (ref_put(&refs, node, n + 2) < 0) {
+                status = -1;
+                break;
+            }
+            n++;
+        }
+        if (status == 0)
+            root_refs[r] = known_ref(&refs, index_of, root);
+    }
+done:
+    free(refs.keys);
+    free(refs.values);
+    free(local_of);
+    free(stack);
+    return status < 0 ? status : n;
+}
+
+static uint8_t *put_varint(uint8_t *out, uint64_t value)
+{
+    while (value >= 0x80) {
+        *out++ = (uint8_t)(value & 0x7F) | 0x80;
+        value >>= 7;
+    }
+    *out++ = (uint8_t)value;
+    return out;
+}
+
+/* Write the node count, the nodes with their variables renumbered by rank[local variable],
+ * then (when with_count) the root count and the root refs, as LEB128 varints; out needs
+ * 10 bytes per value. The number of bytes written. */
+int64_t aspen_forest_bytes(const int64_t *nodes, int64_t n, const int64_t *rank,
+                           const int64_t *root_refs, int64_t nroots, int64_t with_count,
+                           uint8_t *out)
+{
+    uint8_t *at = put_varint(out, (uint64_t)n);
+    for (int64_t k = 0; k < n; k++) {
+        at = put_varint(at, (uint64_t)rank[nodes[3 * k]]);
+        at = put_varint(at, (uint64_t)nodes[3 * k + 1]);
+        at = put_varint(at, (uint64_t)nodes[3 * k + 2]);
+    }
+    if (with_count)
+        at = put_varint(at, (uint64_t)nroots);
+    for (int64_t r = 0; r < nroots; r++)
+        at = put_varint(at, (uint64_t)root_refs[r]);
+    return at - out;
+}

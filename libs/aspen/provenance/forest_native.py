@@ -1,4 +1,4 @@
-"""Decode a BDD forest in compiled code: the restore of a query node's state.
+"""Encode and decode a BDD forest in compiled code: messages and query node state.
 
 A cold restore of a 1,000-node query node decodes millions of BDD nodes; in Python each costs
 three varint reads and a ``dd.cudd`` ``ite`` call (≈2 µs). :func:`forest_decoder` returns a
@@ -6,6 +6,12 @@ decoder whose varint parsing and ``Cudd_bddIte`` calls run in the small C librar
 ``forest.c`` (compiled by ``infra/install.sh`` next to this module), with the CUDD functions
 bound through :mod:`aspen.provenance.cudd_native`. It decodes exactly what
 :func:`aspen.provenance.bdd.decode_forest` decodes, and raises the same errors on bad bytes.
+
+Encoding is the mirror image. A message bundle or a state dump lists every BDD node under its
+formulas once, children first; in Python that walk costs a few microseconds per node and was
+most of a round's time once formulas grew large. :func:`encode_native` walks the CUDD nodes in
+the same library (``aspen_forest_nodes``) and writes the varints there (``aspen_forest_bytes``),
+producing the same bytes as :func:`aspen.provenance.bdd.encode_forest`'s portable walk.
 
 Without the compiled library (not built, or the package shipped as a zip to a cluster) or with
 the pure-Python backend, :func:`forest_decoder` gives ``None`` and the portable decoder runs.
@@ -19,14 +25,20 @@ True
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from aspen.errors import ProvenanceError
-from aspen.provenance.bdd import Formula, ProvenanceManager, _get_varint, _read_names
+from aspen.provenance.bdd import (
+    Formula,
+    ProvenanceManager,
+    _get_varint,
+    _name_bytes,
+    _read_names,
+)
 from aspen.provenance.cudd_native import cached_on, cudd_handle
 
-__all__ = ["LIBRARY", "forest_decoder", "native_library"]
+__all__ = ["LIBRARY", "encode_native", "forest_decoder", "native_library"]
 
 #: The compiled ``forest.c`` (built by ``infra/install.sh``).
 LIBRARY = Path(__file__).with_name("_forest.so")
@@ -37,25 +49,33 @@ _loaded: list[ctypes.CDLL | None] = []
 
 
 def native_library() -> ctypes.CDLL | None:
-    """The loaded ``_forest.so`` with its signatures bound, or None when it is not built."""
+    """The loaded ``_forest.so`` with its signatures bound, or None when it is not built (or
+    is a stale build without every function: the portable code runs then)."""
     if not _loaded:
         library = None
         if LIBRARY.is_file():
             try:
-                library = ctypes.CDLL(str(LIBRARY))
-            except OSError:
+                library = _bound(ctypes.CDLL(str(LIBRARY)))
+            except (OSError, AttributeError):
                 library = None
-        if library is not None:
-            library.aspen_varints.argtypes = (ctypes.c_char_p, _I64, _I64, _I64, _PTR)
-            library.aspen_varints.restype = _I64
-            library.aspen_build.argtypes = (_PTR,) * 5 + (_I64, _PTR, _I64, _PTR)
-            library.aspen_build.restype = _I64
-            library.aspen_release.argtypes = (_PTR, _PTR, _PTR, _I64, _I64)
-            library.aspen_release.restype = None
-            library.aspen_mentions.argtypes = (_PTR,) * 6 + (_I64, _I64, _PTR, _I64, _PTR)
-            library.aspen_mentions.restype = _I64
         _loaded.append(library)
     return _loaded[0]
+
+
+def _bound(library: ctypes.CDLL) -> ctypes.CDLL:
+    signatures = {
+        "aspen_varints": ((ctypes.c_char_p, _I64, _I64, _I64, _PTR), _I64),
+        "aspen_build": ((_PTR,) * 5 + (_I64, _PTR, _I64, _PTR), _I64),
+        "aspen_release": ((_PTR, _PTR, _PTR, _I64, _I64), None),
+        "aspen_mentions": ((_PTR,) * 6 + (_I64, _I64, _PTR, _I64, _PTR), _I64),
+        "aspen_forest_nodes": ((_PTR,) * 4 + (_I64, _I64, _PTR, _I64) + (_PTR,) * 3, _I64),
+        "aspen_forest_bytes": ((_PTR, _I64, _PTR, _PTR, _I64, _I64, _PTR), _I64),
+    }
+    for name, (argtypes, restype) in signatures.items():
+        function = getattr(library, name)
+        function.argtypes = argtypes
+        function.restype = restype
+    return library
 
 
 def forest_decoder(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None:
@@ -109,3 +129,78 @@ def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None
             library.aspen_release(handle.manager, deref, table, 2, n_nodes + 2)
 
     return decode
+
+
+Encoder = Callable[[int, Sequence[Formula], bool], bytes]
+_encoder: list[Encoder | None] = []
+
+
+def encode_native(magic: int, formulas: Sequence[Formula], with_count: bool) -> bytes | None:
+    """``formulas`` (of one ``dd.cudd`` manager) in the byte format of
+    :func:`~aspen.provenance.bdd.encode_forest` (``with_count``: the root count precedes the
+    roots) or :func:`~aspen.provenance.bdd.encode` (one formula, no count), after the ``magic``
+    byte; None when the compiled walk does not apply (the pure-Python backend, or the library
+    is not built).
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> encode_native(0xA6, [m.true], True) is None
+    True
+    """
+    if not _encoder:
+        _encoder.append(_bind_encoder())
+    encoder = _encoder[0]
+    if encoder is None or not formulas or type(formulas[0]) is not _cudd_function():
+        return None
+    return encoder(magic, formulas, with_count)
+
+
+def _cudd_function() -> type | None:
+    try:
+        import dd.cudd as cudd_module
+    except ImportError:
+        return None
+    return cudd_module.Function
+
+
+def _bind_encoder() -> Encoder | None:
+    library = native_library()
+    try:  # any dd.cudd manager: the layout and the CUDD library are the same for all of them
+        handle = cudd_handle(ProvenanceManager(backend="cudd"))
+    except Exception:  # noqa: BLE001 - dd.cudd is missing or fails: use the portable walk
+        handle = None
+    if library is None or handle is None:
+        return None
+    walk = [ctypes.cast(getattr(handle.library, name), _PTR).value
+            for name in ("Cudd_NodeReadIndex", "Cudd_T", "Cudd_E")]
+    sharing_size = handle.function("Cudd_SharingSize", (_PTR, ctypes.c_int), ctypes.c_int)
+
+    def encode(magic: int, formulas: Sequence[Formula], with_count: bool) -> bytes:
+        bdd = formulas[0].bdd
+        n_roots = len(formulas)
+        roots = (_PTR * n_roots)(*[int(f) - 2 for f in formulas])
+        # a CUDD node may be listed twice (reached regular and complemented), constants never
+        capacity = 2 * sharing_size(roots, n_roots)
+        n_indices = bdd._number_of_cudd_vars()
+        nodes = (_I64 * (3 * capacity))()
+        root_refs = (_I64 * n_roots)()
+        local = (_I64 * max(n_indices, 1))()
+        n_local = _I64()
+        n_nodes = library.aspen_forest_nodes(*walk, roots, n_roots, n_indices, nodes, capacity,
+                                             root_refs, local, ctypes.byref(n_local))
+        if n_nodes < 0:
+            raise MemoryError("out of memory encoding a provenance forest")
+        # variables top level first, so a fresh decoding manager declares them in that order
+        index_name = bdd._var_with_index
+        names = [index_name[local[i]] for i in range(n_local.value)]
+        levels = [bdd.level_of_var(name) for name in names]
+        order = sorted(range(len(names)), key=levels.__getitem__)
+        rank = (_I64 * max(len(names), 1))()
+        for position, variable in enumerate(order):
+            rank[variable] = position
+        out = (ctypes.c_uint8 * (30 * n_nodes + 10 * (n_roots + 2)))()
+        written = library.aspen_forest_bytes(nodes, n_nodes, rank, root_refs, n_roots,
+                                             int(with_count), out)
+        head = _name_bytes(magic, [names[i] for i in order])
+        return bytes(head) + ctypes.string_at(out, written)
+
+    return encode

@@ -1,5 +1,6 @@
 """The compiled forest decoder decodes what the portable decoder decodes, and rejects what it
-rejects; ``make setup`` builds it, so with CUDD it must be in use."""
+rejects; the compiled encoder writes the portable encoder's bytes; ``make setup`` builds them,
+so with CUDD they must be in use."""
 
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ from hypothesis import strategies as st
 from provenance_testkit import VARS, build, exprs, subsets, truth
 
 from aspen.errors import ProvenanceError
-from aspen.provenance.bdd import ProvenanceManager, decode_forest, encode_forest
-from aspen.provenance.forest_native import LIBRARY, forest_decoder
+from aspen.provenance.bdd import (
+    _FOREST_MAGIC,
+    _MAGIC,
+    ProvenanceManager,
+    _portable_bytes,
+    decode_forest,
+    encode,
+    encode_forest,
+)
+from aspen.provenance.forest_native import LIBRARY, encode_native, forest_decoder
 
 pytest.importorskip("dd.cudd")
 
@@ -95,3 +104,32 @@ def test_corrupt_forests_raise_the_portable_decoders_errors(case):
     with pytest.raises(ProvenanceError) as python:
         portable(bytes(data), VARS)
     assert native.value.args[0].split(" (")[0] == python.value.args[0].split(" (")[0]
+
+
+def portable_bytes(formulas: list, *, forest: bool) -> bytes:
+    magic = _FOREST_MAGIC if forest else _MAGIC
+    return _portable_bytes(magic, formulas, with_count=forest)
+
+
+@settings(max_examples=60, deadline=None)
+@given(forest=st.lists(st.tuples(exprs, st.booleans()), min_size=0, max_size=8),
+       order=st.permutations(VARS))
+def test_native_encoding_writes_the_portable_encoders_bytes(forest, order):
+    m = cudd(list(order))
+    # negated members reach CUDD nodes through complemented edges as well as regular ones
+    formulas = [~build(m, expr) if negate else build(m, expr) for expr, negate in forest]
+    formulas += [m.false, m.true] + formulas[:2]
+    assert encode_forest(formulas) == portable_bytes(formulas, forest=True)
+    for f in formulas:
+        assert encode(f) == portable_bytes([f], forest=False)
+    target = cudd(VARS)
+    expected = [~build(target, expr) if negate else build(target, expr) for expr, negate in forest]
+    expected += [target.false, target.true] + expected[:2]
+    assert decode_forest(target, encode_forest(formulas)) == expected
+
+
+def test_cudd_managers_encode_with_the_compiled_walk():
+    m = cudd(VARS)
+    f = m.or_(m.and_(m.var("p0"), m.var("p1")), m.var("p2"))
+    assert encode_native(_FOREST_MAGIC, [f], True) is not None
+    assert encode_native(_FOREST_MAGIC, [ProvenanceManager(backend="python").true], True) is None
