@@ -51,8 +51,8 @@ for artifact in "io.delta:delta-spark_${SPARK_MINOR}_2.13:${DELTA_VERSION}" "io.
       || { tail -20 /tmp/aspen-mvn.log >&2; die "Maven could not fetch $artifact (is Maven Central reachable?)."; }
   fi
 done
-# The compiled inner loop of the BDD forest decoder (aspen.provenance.forest_native): plain C,
-# no headers; rebuilt when its source changes. Needs a C compiler (Debian package gcc).
+# The compiled inner loops of the BDD forest encoder and decoder (aspen.provenance.forest_native):
+# plain C, no headers; rebuilt when its source changes. Needs a C compiler (Debian package gcc).
 FOREST_SRC=libs/aspen/provenance/forest.c
 FOREST_LIB=libs/aspen/provenance/_forest.so
 forest_sum=$(sha256sum "$FOREST_SRC" | cut -c1-16)

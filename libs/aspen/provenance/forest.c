@@ -1,6 +1,6 @@
 /* Inner loops over many BDDs at once, compiled by infra/install.sh and loaded with ctypes:
- * decoding a forest (aspen.provenance.forest_native) and finding the formulas that mention a
- * set of variables (aspen.engine.support).
+ * encoding and decoding a forest (aspen.provenance.forest_native) and finding the formulas
+ * that mention a set of variables (aspen.engine.support).
  *
  * No CUDD header is needed: the CUDD functions come in as pointers bound from the loaded
  * dd.cudd extension, and a DdNode is an opaque pointer (complemented when its low bit is set).
