@@ -182,7 +182,8 @@ int64_t aspen_mentions(void *manager, index_fn index_of, child_fn then_of, child
  * A CUDD node reached through a complemented edge and through a regular one is two nodes.
  * Variables are numbered by first appearance: local[i] is the CUDD index of variable i
  * (`nindices` bounds the CUDD indices). root_refs[i] is the ref of roots[i].
- * The number of nodes; -1 out of memory; -2 more than `capacity` nodes. */
+ * The number of nodes; -1 out of memory; -2 more than `capacity` nodes; -3 a variable index
+ * not below `nindices`. */
 typedef struct {
     uintptr_t *keys;  /* open addressing over node pointers with their complement bit (0: empty) */
     int64_t *values;
@@ -307,6 +308,10 @@ int64_t aspen_forest_nodes(index_fn index_of, child_fn then_of, child_fn else_of
                 break;
             }
             unsigned int index = index_of((void *)regular);
+            if ((int64_t)index >= nindices) {
+                status = -3;
+                break;
+            }
             if (!local_of[index]) {
                 local[*nlocal] = index;
                 local_of[index] = (int32_t)++*nlocal;

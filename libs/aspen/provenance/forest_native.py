@@ -179,14 +179,20 @@ def _bind_encoder() -> Encoder | None:
         n_roots = len(formulas)
         roots = (_PTR * n_roots)(*[int(f) - 2 for f in formulas])
         # a CUDD node may be listed twice (reached regular and complemented), constants never
-        capacity = 2 * sharing_size(roots, n_roots)
+        shared = sharing_size(roots, n_roots)
+        if shared < 0:
+            raise MemoryError("CUDD ran out of memory sizing a provenance forest")
+        capacity = 2 * shared
         n_indices = bdd._number_of_cudd_vars()
         nodes = (_I64 * (3 * capacity))()
         root_refs = (_I64 * n_roots)()
-        local = (_I64 * max(n_indices, 1))()
+        local = (_I64 * max(min(n_indices, capacity), 1))()  # a variable per node at most
         n_local = _I64()
         n_nodes = library.aspen_forest_nodes(*walk, roots, n_roots, n_indices, nodes, capacity,
                                              root_refs, local, ctypes.byref(n_local))
+        if n_nodes in (-2, -3):  # cannot happen: a CUDD node is listed at most twice, and
+            # Cudd_ReadSize bounds the variable indices
+            raise ProvenanceError("a provenance forest does not match its CUDD manager")
         if n_nodes < 0:
             raise MemoryError("out of memory encoding a provenance forest")
         # variables top level first, so a fresh decoding manager declares them in that order
