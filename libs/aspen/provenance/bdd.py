@@ -279,14 +279,26 @@ def encode(formula: Formula) -> bytes:
     return native if native is not None else _portable_bytes(_MAGIC, [formula], with_count=False)
 
 
+#: name → its length-prefixed UTF-8 bytes: the same few variable names head most encodings
+_NAME_BYTES: dict[str, bytes] = {}
+_NAME_BYTES_KEPT = 1 << 20
+
+
 def _name_bytes(magic: int, names: list[str]) -> bytearray:
     """Magic byte and variable names: the head of every encoding."""
     out = bytearray([magic])
     _put_varint(out, len(names))
+    known = _NAME_BYTES
     for name in names:
-        raw = name.encode()
-        _put_varint(out, len(raw))
-        out += raw
+        piece = known.get(name)
+        if piece is None:
+            raw = name.encode()
+            prefix = bytearray()
+            _put_varint(prefix, len(raw))
+            if len(known) >= _NAME_BYTES_KEPT:
+                known.clear()
+            piece = known[name] = bytes(prefix) + raw
+        out += piece
     return out
 
 

@@ -196,13 +196,14 @@ def _bind_encoder() -> Encoder | None:
         if n_nodes < 0:
             raise MemoryError("out of memory encoding a provenance forest")
         # variables top level first, so a fresh decoding manager declares them in that order
-        index_name = bdd._var_with_index
-        names = [index_name[local[i]] for i in range(n_local.value)]
-        levels = [bdd.level_of_var(name) for name in names]
+        index_name, level_of = bdd._var_with_index, bdd.level_of_var
+        names = [index_name[index] for index in local[: n_local.value]]
+        levels = [level_of(name) for name in names]
         order = sorted(range(len(names)), key=levels.__getitem__)
-        rank = (_I64 * max(len(names), 1))()
+        ranks = [0] * len(names)
         for position, variable in enumerate(order):
-            rank[variable] = position
+            ranks[variable] = position
+        rank = (_I64 * max(len(names), 1))(*ranks)
         out = (ctypes.c_uint8 * (30 * n_nodes + 10 * (n_roots + 2)))()
         written = library.aspen_forest_bytes(nodes, n_nodes, rank, root_refs, n_roots,
                                              int(with_count), out)
