@@ -113,7 +113,7 @@ def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None
         roots, pos = read(data, pos, n_roots)
         if pos != len(data):
             raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
-        if any(r >= n_nodes + 2 for r in roots):
+        if n_roots and max(roots) >= n_nodes + 2:
             raise ProvenanceError("corrupt provenance forest bytes (bad root)")
         variables = (_PTR * max(len(names), 1))(*[pointer(manager.var(n)) for n in names])
         table = (_PTR * (n_nodes + 2))(pointer(manager.false), pointer(manager.true))
