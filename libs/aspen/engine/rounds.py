@@ -486,10 +486,11 @@ def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
     provenance bytes or None) and the tuples it no longer holds; the node then remembers them
     as published (with their provenance bytes, for its totals). Only changed rows are encoded.
     Deterministic given the node, so a journal replays it."""
-    encode = node.manager.encode
+    encode_each = node.manager.encode_each
     changed: dict[str, PublishedChanges] = {}
     for view, (upserts, deletes) in node.view_changes().items():
-        encoded = [(values, None if f is None else encode(f)) for values, f in upserts]
+        data = iter(encode_each([f for _, f in upserts if f is not None]))
+        encoded = [(values, None if f is None else next(data)) for values, f in upserts]
         sizes = node.published_bytes.setdefault(view, {})
         for values in deletes:
             sizes.pop(values, None)

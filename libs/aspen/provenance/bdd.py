@@ -159,6 +159,23 @@ class ProvenanceManager:
         """Encode as a compact node list carrying variable names (see :func:`encode`)."""
         return encode(formula)
 
+    def encode_each(self, formulas: Sequence[Formula]) -> list[bytes]:
+        """``[self.encode(f) for f in formulas]``, in one compiled call when CUDD runs (a
+        view's changed rows: many small formulas, each encoded on its own).
+
+        >>> m = ProvenanceManager(backend="python")
+        >>> x = m.var("x")
+        >>> m.encode_each([x, m.false]) == [m.encode(x), m.encode(m.false)]
+        True
+        """
+        if formulas:
+            from aspen.provenance.forest_native import encode_each_native  # builds on this
+
+            native = encode_each_native(self, formulas)
+            if native is not None:
+                return native
+        return [encode(f) for f in formulas]
+
     def decode(self, data: bytes) -> Formula:
         """Rebuild a formula in this manager from :meth:`encode` bytes."""
         return decode(self, data)

@@ -254,86 +254,139 @@ static int64_t known_ref(const refs_t *m, index_fn index_of, uintptr_t node)
     return ref_get(m, node);
 }
 
+/* One walk over CUDD nodes: what aspen_forest_nodes and aspen_encode_each share. */
+typedef struct {
+    index_fn index_of;
+    child_fn then_of, else_of;
+    refs_t refs;             /* node (with its complement bit) → its ref */
+    int32_t *local_of;       /* CUDD index → 1 + its local number (0: not seen) */
+    int64_t nindices;
+    int64_t *local;          /* local number → CUDD index */
+    int64_t nlocal;
+    uintptr_t *stack;        /* node pointers shifted left by one; low bit 1: expanded */
+    int64_t stack_capacity;
+    int64_t *nodes;          /* (local variable, low ref, high ref) per listed node */
+    int64_t n, capacity;
+    int growable;            /* nodes may be reallocated (else: -2 past capacity) */
+} walk_t;
+
+static int walk_open(walk_t *w, int64_t nindices)
+{
+    w->nindices = nindices;
+    w->local_of = calloc(nindices > 0 ? (size_t)nindices : 1, sizeof(int32_t));
+    w->stack_capacity = 1024;
+    w->stack = malloc(w->stack_capacity * sizeof(uintptr_t));
+    if (!w->local_of || !w->stack || ref_grow(&w->refs) < 0)
+        return -1;
+    return 0;
+}
+
+static void walk_close(walk_t *w)
+{
+    free(w->refs.keys);
+    free(w->refs.values);
+    free(w->local_of);
+    free(w->stack);
+}
+
+/* Forget the nodes and variables listed so far (the tables keep their memory unless large). */
+static int walk_reset(walk_t *w)
+{
+    for (int64_t i = 0; i < w->nlocal; i++)
+        w->local_of[w->local[i]] = 0;
+    w->nlocal = 0;
+    w->n = 0;
+    if (w->refs.capacity > (1 << 12)) {  /* a large forest passed: start small again */
+        free(w->refs.keys);
+        free(w->refs.values);
+        w->refs = (refs_t){0, 0, 0, 0};
+        return ref_grow(&w->refs);
+    }
+    for (uint64_t j = 0; j < w->refs.capacity; j++)
+        w->refs.keys[j] = 0;
+    w->refs.used = 0;
+    return 0;
+}
+
+/* List the nodes under `root` not listed yet, children first, the low subtree before the high
+ * one; the ref of root, or -1 out of memory, -2 past a fixed capacity, -3 a variable index
+ * not below nindices. */
+static int64_t walk_root(walk_t *w, uintptr_t root)
+{
+    int64_t found = known_ref(&w->refs, w->index_of, root);
+    if (found >= 0)
+        return found;
+    int64_t top = 0;
+    w->stack[top++] = root << 1;
+    while (top > 0) {
+        uintptr_t entry = w->stack[--top];
+        uintptr_t node = entry >> 1;
+        if (ref_get(&w->refs, node) >= 0)
+            continue;
+        uintptr_t regular = node & ~(uintptr_t)1, negated = node & 1;
+        uintptr_t high = (uintptr_t)w->then_of((void *)regular) ^ negated;
+        uintptr_t low = (uintptr_t)w->else_of((void *)regular) ^ negated;
+        if (!(entry & 1)) {
+            if (top + 3 > w->stack_capacity) {
+                uintptr_t *grown = realloc(w->stack, 2 * w->stack_capacity * sizeof(uintptr_t));
+                if (!grown)
+                    return -1;
+                w->stack = grown;
+                w->stack_capacity *= 2;
+            }
+            w->stack[top++] = (node << 1) | 1;
+            if (known_ref(&w->refs, w->index_of, high) < 0)
+                w->stack[top++] = high << 1;
+            if (known_ref(&w->refs, w->index_of, low) < 0)
+                w->stack[top++] = low << 1;
+            continue;
+        }
+        if (w->n >= w->capacity) {
+            if (!w->growable)
+                return -2;
+            int64_t wanted = w->capacity ? 2 * w->capacity : 256;
+            int64_t *grown = realloc(w->nodes, 3 * wanted * sizeof(int64_t));
+            if (!grown)
+                return -1;
+            w->nodes = grown;
+            w->capacity = wanted;
+        }
+        unsigned int index = w->index_of((void *)regular);
+        if ((int64_t)index >= w->nindices)
+            return -3;
+        if (!w->local_of[index]) {
+            w->local[w->nlocal] = index;
+            w->local_of[index] = (int32_t)++w->nlocal;
+        }
+        int64_t *at = w->nodes + 3 * w->n;
+        at[0] = w->local_of[index] - 1;
+        at[1] = known_ref(&w->refs, w->index_of, low);
+        at[2] = known_ref(&w->refs, w->index_of, high);
+        if (ref_put(&w->refs, node, w->n + 2) < 0)
+            return -1;
+        w->n++;
+    }
+    return known_ref(&w->refs, w->index_of, root);
+}
+
 int64_t aspen_forest_nodes(index_fn index_of, child_fn then_of, child_fn else_of,
                            void **roots, int64_t nroots, int64_t nindices,
                            int64_t *nodes, int64_t capacity, int64_t *root_refs,
                            int64_t *local, int64_t *nlocal)
 {
-    refs_t refs = {0, 0, 0, 0};
-    int32_t *local_of = calloc(nindices > 0 ? (size_t)nindices : 1, sizeof(int32_t));
-    int64_t stack_capacity = 1024, n = 0, status = 0;
-    uintptr_t *stack = malloc(stack_capacity * sizeof(uintptr_t));  /* low bit 1: expanded */
-    *nlocal = 0;
-    if (!local_of || !stack || ref_grow(&refs) < 0) {
-        status = -1;
-        goto done;
-    }
+    walk_t w = {index_of, then_of, else_of, {0, 0, 0, 0}, 0, 0, local, 0, 0, 0,
+                nodes, 0, capacity, 0};
+    int64_t status = walk_open(&w, nindices);
     for (int64_t r = 0; r < nroots && status == 0; r++) {
-        uintptr_t root = (uintptr_t)roots[r];
-        int64_t found = known_ref(&refs, index_of, root);
-        if (found >= 0) {
-            root_refs[r] = found;
-            continue;
-        }
-        /* entries are node pointers shifted left by one; the freed low bit marks "expanded" */
-        int64_t top = 0;
-        stack[top++] = root << 1;
-        while (top > 0 && status == 0) {
-            uintptr_t entry = stack[--top];
-            uintptr_t node = entry >> 1;
-            if (ref_get(&refs, node) >= 0)
-                continue;
-            uintptr_t regular = node & ~(uintptr_t)1, negated = node & 1;
-            uintptr_t high = (uintptr_t)then_of((void *)regular) ^ negated;
-            uintptr_t low = (uintptr_t)else_of((void *)regular) ^ negated;
-            if (!(entry & 1)) {
-                if (top + 3 > stack_capacity) {
-                    uintptr_t *grown = realloc(stack, 2 * stack_capacity * sizeof(uintptr_t));
-                    if (!grown) {
-                        status = -1;
-                        break;
-                    }
-                    stack = grown;
-                    stack_capacity *= 2;
-                }
-                stack[top++] = (node << 1) | 1;
-                if (known_ref(&refs, index_of, high) < 0)
-                    stack[top++] = high << 1;
-                if (known_ref(&refs, index_of, low) < 0)
-                    stack[top++] = low << 1;
-                continue;
-            }
-            if (n >= capacity) {
-                status = -2;
-                break;
-            }
-            unsigned int index = index_of((void *)regular);
-            if ((int64_t)index >= nindices) {
-                status = -3;
-                break;
-            }
-            if (!local_of[index]) {
-                local[*nlocal] = index;
-                local_of[index] = (int32_t)++*nlocal;
-            }
-            nodes[3 * n] = local_of[index] - 1;
-            nodes[3 * n + 1] = known_ref(&refs, index_of, low);
-            nodes[3 * n + 2] = known_ref(&refs, index_of, high);
-            if (ref_put(&refs, node, n + 2) < 0) {
-                status = -1;
-                break;
-            }
-            n++;
-        }
-        if (status == 0)
-            root_refs[r] = known_ref(&refs, index_of, root);
+        int64_t ref = walk_root(&w, (uintptr_t)roots[r]);
+        if (ref < 0)
+            status = ref;
+        else
+            root_refs[r] = ref;
     }
-done:
-    free(refs.keys);
-    free(refs.values);
-    free(local_of);
-    free(stack);
-    return status < 0 ? status : n;
+    walk_close(&w);
+    *nlocal = w.nlocal;
+    return status < 0 ? status : w.n;
 }
 
 static uint8_t *put_varint(uint8_t *out, uint64_t value)
@@ -364,4 +417,74 @@ int64_t aspen_forest_bytes(const int64_t *nodes, int64_t n, const int64_t *rank,
     for (int64_t r = 0; r < nroots; r++)
         at = put_varint(at, (uint64_t)root_refs[r]);
     return at - out;
+}
+
+/* A local variable and its CUDD level, to sort a formula's variables top level first. */
+typedef struct {
+    int level;
+    int64_t variable;
+} leveled_t;
+
+static int by_level(const void *a, const void *b)
+{
+    int x = ((const leveled_t *)a)->level, y = ((const leveled_t *)b)->level;
+    return (x > y) - (x < y);
+}
+
+/* Encode each of roots[0:nroots] on its own (aspen.provenance.bdd's encode format after the
+ * names): the node count, the nodes with variables numbered top level first, the root ref.
+ * Roots are encoded in order while their bytes fit: the bytes of root r end at ends[r] in
+ * out (out_capacity bytes), and its variables' CUDD indices, top level first (levels from
+ * level_of(manager, index)), end at var_ends[r] in vars (vars_capacity entries).
+ * The number of roots encoded (0: the first one does not fit); -1 out of memory; -3 a
+ * variable index not below nindices. */
+int64_t aspen_encode_each(index_fn index_of, child_fn then_of, child_fn else_of,
+                          perm_fn level_of, void *manager,
+                          void **roots, int64_t nroots, int64_t nindices,
+                          uint8_t *out, int64_t out_capacity, int64_t *ends,
+                          int64_t *vars, int64_t vars_capacity, int64_t *var_ends)
+{
+    int64_t *local = malloc((nindices > 0 ? (size_t)nindices : 1) * sizeof(int64_t));
+    int64_t *rank = malloc((nindices > 0 ? (size_t)nindices : 1) * sizeof(int64_t));
+    leveled_t *order = malloc((nindices > 0 ? (size_t)nindices : 1) * sizeof(leveled_t));
+    walk_t w = {index_of, then_of, else_of, {0, 0, 0, 0}, 0, 0, local, 0, 0, 0,
+                0, 0, 0, 1};
+    int64_t status = (local && rank && order) ? walk_open(&w, nindices) : -1;
+    int64_t done = 0, at = 0, var_at = 0;
+    for (; done < nroots && status == 0; done++) {
+        if (done > 0 && walk_reset(&w) < 0) {
+            status = -1;
+            break;
+        }
+        int64_t root_ref = walk_root(&w, (uintptr_t)roots[done]);
+        if (root_ref < 0) {
+            status = root_ref;
+            break;
+        }
+        if (at + 10 * (3 * w.n + 2) > out_capacity || var_at + w.nlocal > vars_capacity)
+            break;  /* the caller continues from here with larger buffers */
+        for (int64_t i = 0; i < w.nlocal; i++)
+            order[i] = (leveled_t){level_of(manager, (int)local[i]), i};
+        qsort(order, (size_t)w.nlocal, sizeof(leveled_t), by_level);
+        for (int64_t i = 0; i < w.nlocal; i++) {
+            rank[order[i].variable] = i;
+            vars[var_at++] = local[order[i].variable];
+        }
+        uint8_t *cursor = put_varint(out + at, (uint64_t)w.n);
+        for (int64_t k = 0; k < w.n; k++) {
+            cursor = put_varint(cursor, (uint64_t)rank[w.nodes[3 * k]]);
+            cursor = put_varint(cursor, (uint64_t)w.nodes[3 * k + 1]);
+            cursor = put_varint(cursor, (uint64_t)w.nodes[3 * k + 2]);
+        }
+        cursor = put_varint(cursor, (uint64_t)root_ref);
+        at = cursor - out;
+        ends[done] = at;
+        var_ends[done] = var_at;
+    }
+    walk_close(&w);
+    free(w.nodes);
+    free(local);
+    free(rank);
+    free(order);
+    return status < 0 ? status : done;
 }

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aspen.errors import ProvenanceError
 from aspen.provenance.bdd import (
+    _MAGIC,
     Formula,
     ProvenanceManager,
     _get_varint,
@@ -38,7 +39,8 @@ from aspen.provenance.bdd import (
 )
 from aspen.provenance.cudd_native import cached_on, cudd_handle
 
-__all__ = ["LIBRARY", "encode_native", "forest_decoder", "native_library"]
+__all__ = ["LIBRARY", "encode_each_native", "encode_native", "forest_decoder",
+           "native_library"]
 
 #: The compiled ``forest.c`` (built by ``infra/install.sh``).
 LIBRARY = Path(__file__).with_name("_forest.so")
@@ -70,6 +72,8 @@ def _bound(library: ctypes.CDLL) -> ctypes.CDLL:
         "aspen_mentions": ((_PTR,) * 6 + (_I64, _I64, _PTR, _I64, _PTR), _I64),
         "aspen_forest_nodes": ((_PTR,) * 4 + (_I64, _I64, _PTR, _I64) + (_PTR,) * 3, _I64),
         "aspen_forest_bytes": ((_PTR, _I64, _PTR, _PTR, _I64, _I64, _PTR), _I64),
+        "aspen_encode_each": ((_PTR,) * 6 + (_I64, _I64, _PTR, _I64) + (_PTR,) * 2
+                              + (_I64, _PTR), _I64),
     }
     for name, (argtypes, restype) in signatures.items():
         function = getattr(library, name)
@@ -211,3 +215,67 @@ def _bind_encoder() -> Encoder | None:
         return bytes(head) + ctypes.string_at(out, written)
 
     return encode
+
+
+EachEncoder = Callable[[Sequence[Formula]], list[bytes]]
+
+
+def encode_each_native(manager: ProvenanceManager, formulas: Sequence[Formula]
+                       ) -> list[bytes] | None:
+    """``[encode(f) for f in formulas]`` (:func:`~aspen.provenance.bdd.encode`: each formula
+    on its own) in one call of the compiled walk, for the many small formulas of a view's
+    changed rows; None when it does not apply (the pure-Python backend, or the library is not
+    built).
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> encode_each_native(m, [m.true]) is None
+    True
+    """
+    encoder = cached_on(manager, "_aspen_forest_encode_each", _bind_each)
+    return None if encoder is None else encoder(formulas)
+
+
+def _bind_each(manager: ProvenanceManager) -> EachEncoder | None:
+    library = native_library()
+    handle = cudd_handle(manager)
+    if library is None or handle is None:
+        return None
+    walk = [ctypes.cast(getattr(handle.library, name), _PTR).value
+            for name in ("Cudd_NodeReadIndex", "Cudd_T", "Cudd_E", "Cudd_ReadPerm")]
+    bdd = manager.bdd
+    head = _name_bytes(_MAGIC, [])  # the head of a formula without variables
+    sizes = [1 << 16, 1 << 12]  # the output buffers' sizes, kept across calls as they grow
+
+    def encode_each(formulas: Sequence[Formula]) -> list[bytes]:
+        count = len(formulas)
+        roots = (_PTR * max(count, 1))(*[int(f) - 2 for f in formulas])
+        ends, var_ends = (_I64 * max(count, 1))(), (_I64 * max(count, 1))()
+        n_indices = bdd._number_of_cudd_vars()
+        index_name = bdd._var_with_index
+        encoded: list[bytes] = []
+        while len(encoded) < count:
+            first = len(encoded)
+            out = (ctypes.c_uint8 * sizes[0])()
+            variables = (_I64 * sizes[1])()
+            done = library.aspen_encode_each(
+                *walk, handle.manager, ctypes.byref(roots, first * ctypes.sizeof(_PTR)),
+                count - first, n_indices, out, sizes[0], ends, variables, sizes[1], var_ends)
+            if done == -3:  # cannot happen: Cudd_ReadSize bounds the variable indices
+                raise ProvenanceError("a provenance formula does not match its CUDD manager")
+            if done < 0:
+                raise MemoryError("out of memory encoding provenance formulas")
+            if done == 0:  # the next formula does not fit: larger buffers
+                sizes[0], sizes[1] = 2 * sizes[0], 2 * sizes[1]
+                continue
+            body = ctypes.string_at(out, ends[done - 1])
+            names = [index_name[index] for index in variables[: var_ends[done - 1]]]
+            start = var_start = 0
+            for k in range(done):
+                end, var_end = ends[k], var_ends[k]
+                prefix = (_name_bytes(_MAGIC, names[var_start:var_end]) if var_end > var_start
+                          else head)
+                encoded.append(bytes(prefix) + body[start:end])
+                start, var_start = end, var_end
+        return encoded
+
+    return encode_each

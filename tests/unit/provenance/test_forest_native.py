@@ -128,6 +128,27 @@ def test_native_encoding_writes_the_portable_encoders_bytes(forest, order):
     assert decode_forest(target, encode_forest(formulas)) == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(forest=st.lists(st.tuples(exprs, st.booleans()), min_size=0, max_size=12),
+       order=st.permutations(VARS))
+def test_encoding_each_formula_in_one_call_writes_each_ones_portable_bytes(forest, order):
+    m = cudd(list(order))
+    formulas = [~build(m, expr) if negate else build(m, expr) for expr, negate in forest]
+    formulas += [m.false, m.true] + formulas[:2]
+    assert m.encode_each(formulas) == [portable_bytes([f], forest=False) for f in formulas]
+
+
+def test_encoding_each_formula_grows_its_buffers_past_a_large_formula():
+    m = cudd(VARS)
+    chain = m.false
+    for i in range(3000):  # 3,000 nodes: more bytes than the first buffer holds
+        chain = m.or_(chain, m.and_(m.var(f"c{2 * i}"), m.var(f"c{2 * i + 1}")))
+    small = [m.or_(m.var("p0"), m.var("p1")), ~m.var("p2"), m.true]
+    formulas = [*small, chain, ~chain, *small]
+    assert m.encode_each(formulas) == [portable_bytes([f], forest=False) for f in formulas]
+    assert m.encode_each([]) == []
+
+
 def test_cudd_managers_encode_with_the_compiled_walk():
     m = cudd(VARS)
     f = m.or_(m.and_(m.var("p0"), m.var("p1")), m.var("p2"))
