@@ -34,6 +34,7 @@ from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
+from aspen.spark.job_count import jobs_between, read_jobs
 
 pytestmark = pytest.mark.spark
 
@@ -114,7 +115,9 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     ingest(spark, lake, tmp_path / "3.jsonl", batches[2])
     # incremental, the 4 nodes on 2 hosts (Spark tasks): mail between a host's nodes stays in
     # its task
+    jobs_before = read_jobs(spark)
     report = maintain_spark(lake, spark=spark, partitions=4, hosts=2)
+    jobs_run = jobs_between(jobs_before, read_jobs(spark))
     assert report.deleted_vars > 0 and report.inserted_vars > 0
     assert_views_exact(lake)
     assert maintain_spark(lake, spark=spark, partitions=4).nothing_to_do
@@ -126,6 +129,10 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
         report.inserted_vars and counters["rows_shipped"] > 0 and counters["bytes_shipped"] > 0
     assert counters["hosts"] == 2 and counters["subrounds"] >= counters["rounds"]
     assert counters["kill_rows"] <= counters["rows_shuffled"] <= counters["rows_shipped"]
+    # the Spark jobs the metrics report are those Spark ran for the batch, phase by phase
+    phases = ("apply", "read", "rounds", "publish", "write")
+    assert counters["spark_jobs"] == jobs_run == sum(counters[f"{p}_spark_jobs"] for p in phases)
+    assert counters["rounds_spark_jobs"] >= counters["rounds"]  # each round runs its own
     for table in (*VIEW_NAMES, NODE_STATE):  # the dashboard's delta-rs reads every table
         assert DeltaTable(lake.table_uri(table)).protocol().min_reader_version == 1
 

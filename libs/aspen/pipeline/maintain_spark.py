@@ -65,6 +65,7 @@ from aspen.pipeline.spark_rounds import (
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
+from aspen.spark.job_count import jobs_between, read_jobs
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -95,7 +96,7 @@ class SparkBatchStats:
     rounds: int = 0
     node_rounds: int = 0    # node steps (a node's run in a sub-round), summed over the rounds
     subrounds: int = 0      # the most sub-rounds a host ran, summed over the rounds
-    spark_jobs: int = 0
+    phase_jobs: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # counted by Spark
     rows_shipped: int = 0   # messages between nodes and kill notices
     rows_shuffled: int = 0  # of which crossed a round's shuffle (to a node on another host)
     hosts: int = 0          # Spark tasks a round runs the nodes on
@@ -310,7 +311,6 @@ def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame
         nodes = active | (pending if flushing else set())
         out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
         control = _control(out)
-        stats.spark_jobs += 2
         stats.rounds += 1
         rows.ran(stats.rounds, out, {row.node for row in control if row.kind == "state"})
         stats.phase_seconds["rounds"] += time.perf_counter() - started
@@ -532,12 +532,20 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     started = time.perf_counter()
     stats = SparkBatchStats()
+    jobs = read_jobs(spark)
+
+    def count_jobs(phase: str) -> None:  # the Spark jobs since the last phase ended
+        nonlocal jobs
+        jobs, before = read_jobs(spark), jobs
+        stats.phase_jobs[phase] += jobs_between(before, jobs)
+
     apply_pending(spark, settings)
     last = ledger.last_committed(settings)
     ledger.restore_uncommitted(settings, last)
     if not table_exists(settings, "variables"):
         raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
     stats.phase_seconds["apply"] = time.perf_counter() - started
+    count_jobs("apply")
     started_read = time.perf_counter()
     through = _through(spark, settings)
     rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
@@ -557,7 +565,6 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     facts = facts.localCheckpoint(eager=True)
     fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
     killed = kills.where("node = 0").count()
-    stats.spark_jobs += 3
     report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
     states = _empty(spark) if state_version is None else \
         _read_states(spark, settings, state_version)
@@ -567,12 +574,14 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     stats.rows_shipped += stats.kill_rows
     stats.rows_shuffled += stats.kill_rows
     stats.phase_seconds["read"] = time.perf_counter() - started_read
+    count_jobs("read")
 
     state_rows = _StateRows(states)
     ran: set[int] = set()
     if first_active:
         ran = _run_rounds(spark, state_rows, facts.unionByName(kills), first_active, config,
                           stats)
+    count_jobs("rounds")
 
     started_publish = time.perf_counter()
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
@@ -597,8 +606,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
             compacted.add(row.node)  # its base bytes were made this batch: they are written
         else:
             marks.add(row.name)
-    stats.spark_jobs += 2
     stats.phase_seconds["publish"] = time.perf_counter() - started_publish
+    count_jobs("publish")
 
     started_write = time.perf_counter()
     changed_views = [v for v in views
@@ -622,11 +631,11 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         state_written.result()
         for view, future in futures.items():
             report.view_changes[view] = future.result()
-    stats.spark_jobs += 2 * len(changed_views) + 1
     _release(published)
     for view in views:
         report.view_sizes[view] = row_count(settings, view)
     stats.phase_seconds["write"] = time.perf_counter() - started_write
+    count_jobs("write")
     report.seconds = time.perf_counter() - started
     _write_metrics(settings, entry.batch_id, stats, report, _provenance_totals(settings))
     crash_point("maintain:before-ledger")
@@ -642,7 +651,7 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
     totals = {
         "rounds": stats.rounds,
         "node_rounds": stats.node_rounds,
-        "spark_jobs": stats.spark_jobs,
+        "spark_jobs": sum(stats.phase_jobs.values()),
         "subrounds": stats.subrounds,
         "hosts": stats.hosts,
         "rows_shipped": stats.rows_shipped,
@@ -656,5 +665,6 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         "view_changes_out": sum(i + d for i, d in report.view_changes.values()),
         **provenance,
         **{f"{phase}_seconds": seconds for phase, seconds in stats.phase_seconds.items()},
+        **{f"{phase}_spark_jobs": count for phase, count in stats.phase_jobs.items()},
     }
     write_metrics(settings, batch_id, {n: dict(c) for n, c in stats.node.items()}, totals)
