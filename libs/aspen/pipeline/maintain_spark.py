@@ -65,7 +65,7 @@ from aspen.pipeline.spark_rounds import (
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
-from aspen.spark.job_count import jobs_between, read_jobs
+from aspen.spark.phase_meter import PhaseMeter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -96,13 +96,11 @@ class SparkBatchStats:
     rounds: int = 0
     node_rounds: int = 0    # node steps (a node's run in a sub-round), summed over the rounds
     subrounds: int = 0      # the most sub-rounds a host ran, summed over the rounds
-    phase_jobs: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # counted by Spark
     rows_shipped: int = 0   # messages between nodes and kill notices
     rows_shuffled: int = 0  # of which crossed a round's shuffle (to a node on another host)
     hosts: int = 0          # Spark tasks a round runs the nodes on
     kill_rows: int = 0
     bytes_shipped: int = 0
-    phase_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     node: dict[int, dict[str, float]] = field(default_factory=lambda: defaultdict(
         lambda: defaultdict(float)))
 
@@ -307,13 +305,11 @@ def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame
     flushing = False
     while True:
         round_config = dataclasses.replace(config, flush=flushing)
-        started = time.perf_counter()
         nodes = active | (pending if flushing else set())
         out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
         control = _control(out)
         stats.rounds += 1
         rows.ran(stats.rounds, out, {row.node for row in control if row.kind == "state"})
-        stats.phase_seconds["rounds"] += time.perf_counter() - started
         crash_point(f"maintain:after-round-{stats.rounds}")
         active, subrounds = set(), 0.0
         for row in control:
@@ -532,58 +528,95 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     started = time.perf_counter()
     stats = SparkBatchStats()
-    jobs = read_jobs(spark)
+    meter = PhaseMeter.for_spark(spark)
 
-    def count_jobs(phase: str) -> None:  # the Spark jobs since the last phase ended
-        nonlocal jobs
-        jobs, before = read_jobs(spark), jobs
-        stats.phase_jobs[phase] += jobs_between(before, jobs)
+    with meter.phase("apply"):
+        apply_pending(spark, settings)
+        last = ledger.last_committed(settings)
+        ledger.restore_uncommitted(settings, last)
+        if not table_exists(settings, "variables"):
+            raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
 
-    apply_pending(spark, settings)
-    last = ledger.last_committed(settings)
-    ledger.restore_uncommitted(settings, last)
-    if not table_exists(settings, "variables"):
-        raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
-    stats.phase_seconds["apply"] = time.perf_counter() - started
-    count_jobs("apply")
-    started_read = time.perf_counter()
-    through = _through(spark, settings)
-    rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
-        or not _state_is_current(settings)
-    if not rebuild and through <= last.through_ingest_batch:
-        return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
-    after = -1 if rebuild else last.through_ingest_batch
-    entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
-    state_version = None if rebuild else table_version(settings, NODE_STATE)
-    config = RoundConfig(partitions, views, PlanChoices(mode=mode),
-                         state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
-                         compact_over=compact_over, hosts=hosts,
-                         application=spark.sparkContext.applicationId if resident else None)
-    stats.hosts = hosts
+    with meter.phase("read"):
+        through = _through(spark, settings)
+        rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
+            or not _state_is_current(settings)
+        if not rebuild and through <= last.through_ingest_batch:
+            return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
+        after = -1 if rebuild else last.through_ingest_batch
+        entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
+        state_version = None if rebuild else table_version(settings, NODE_STATE)
+        config = RoundConfig(partitions, views, PlanChoices(mode=mode),
+                             state_uri=settings.table_uri(NODE_STATE),
+                             state_version=state_version, compact_over=compact_over, hosts=hosts,
+                             application=spark.sparkContext.applicationId if resident else None)
+        stats.hosts = hosts
 
-    facts, kills = _read_changes(spark, settings, after, through, partitions)
-    facts = facts.localCheckpoint(eager=True)
-    fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
-    killed = kills.where("node = 0").count()
-    report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
-    states = _empty(spark) if state_version is None else \
-        _read_states(spark, settings, state_version)
-    first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
-    # the kill notices cross the first round's shuffle: one row per dead variable and node
-    stats.kill_rows = int(killed) * partitions
-    stats.rows_shipped += stats.kill_rows
-    stats.rows_shuffled += stats.kill_rows
-    stats.phase_seconds["read"] = time.perf_counter() - started_read
-    count_jobs("read")
+        facts, kills = _read_changes(spark, settings, after, through, partitions)
+        facts = facts.localCheckpoint(eager=True)
+        fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
+        killed = kills.where("node = 0").count()
+        report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())),
+                                int(killed))
+        states = _empty(spark) if state_version is None else \
+            _read_states(spark, settings, state_version)
+        first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
+        # the kill notices cross the first round's shuffle: one row per dead variable and node
+        stats.kill_rows = int(killed) * partitions
+        stats.rows_shipped += stats.kill_rows
+        stats.rows_shuffled += stats.kill_rows
 
     state_rows = _StateRows(states)
-    ran: set[int] = set()
-    if first_active:
+    with meter.phase("rounds"):
         ran = _run_rounds(spark, state_rows, facts.unionByName(kills), first_active, config,
-                          stats)
-    count_jobs("rounds")
+                          stats) if first_active else set()
 
-    started_publish = time.perf_counter()
+    with meter.phase("publish"):
+        published, marks, compacted = _publish(spark, state_rows, ran, config, stats)
+        _release(facts)
+
+    with meter.phase("write"):
+        changed_views = [v for v in views
+                         if v in marks or rebuild or not table_exists(settings, v)]
+
+        def write_state() -> None:
+            _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
+            crash_point("maintain:after-state")
+
+        def write_view(view: str) -> tuple[int, int]:
+            rows = _view_rows(published, view, entry.batch_id)
+            changes = _merge_view(spark, settings, view, rows, rebuild)
+            crash_point(f"maintain:after-view-{view}")
+            return changes
+
+        # one table each, node_state among them: the MERGEs run as concurrent Spark jobs
+        # (their cost is mostly latency); until the ledger row, a crash leaves any of them to
+        # be restored
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+            state_written = pool.submit(write_state)
+            futures = {view: pool.submit(write_view, view) for view in changed_views}
+            state_written.result()
+            for view, future in futures.items():
+                report.view_changes[view] = future.result()
+        _release(published)
+        for view in views:
+            report.view_sizes[view] = row_count(settings, view)
+    report.seconds = time.perf_counter() - started
+    _write_metrics(settings, entry.batch_id, stats, meter, report, _provenance_totals(settings))
+    crash_point("maintain:before-ledger")
+    changes = sum(i + d for i, d in report.view_changes.values())
+    ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
+                  tables=(*views, NODE_STATE))
+    return report
+
+
+def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config: RoundConfig,
+             stats: SparkBatchStats) -> tuple[DataFrame, set[str], set[int]]:
+    """Publish the nodes that ran, a task per host (checkpointed); returns the published rows,
+    the views with changes and the nodes whose state was compacted (their bases are written).
+    Records the nodes' publish counters in ``stats``."""
+    hosts = config.hosts or config.partitions
+
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
         out = in_host_process(config, host_publish, rows)
         # a retried task finds the nodes its first attempt published still advanced in the
@@ -595,8 +628,8 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
         published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
             publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
-    _release(facts)
-    marks, compacted = set(), set()
+    marks: set[str] = set()
+    compacted: set[int] = set()
     for row in published.where("kind IN ('view', 'drop', 'stat') OR (kind = 'state' AND "
                                "payload IS NOT NULL)").select(
             "kind", "node", "name", "value").distinct().collect():
@@ -606,52 +639,16 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
             compacted.add(row.node)  # its base bytes were made this batch: they are written
         else:
             marks.add(row.name)
-    stats.phase_seconds["publish"] = time.perf_counter() - started_publish
-    count_jobs("publish")
-
-    started_write = time.perf_counter()
-    changed_views = [v for v in views
-                     if v in marks or rebuild or not table_exists(settings, v)]
-
-    def write_state() -> None:
-        _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
-        crash_point("maintain:after-state")
-
-    def write_view(view: str) -> tuple[int, int]:
-        rows = _view_rows(published, view, entry.batch_id)
-        changes = _merge_view(spark, settings, view, rows, rebuild)
-        crash_point(f"maintain:after-view-{view}")
-        return changes
-
-    # one table each, node_state among them: the MERGEs run as concurrent Spark jobs (their cost
-    # is mostly latency); until the ledger row, a crash leaves any of them to be restored
-    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        state_written = pool.submit(write_state)
-        futures = {view: pool.submit(write_view, view) for view in changed_views}
-        state_written.result()
-        for view, future in futures.items():
-            report.view_changes[view] = future.result()
-    _release(published)
-    for view in views:
-        report.view_sizes[view] = row_count(settings, view)
-    stats.phase_seconds["write"] = time.perf_counter() - started_write
-    count_jobs("write")
-    report.seconds = time.perf_counter() - started
-    _write_metrics(settings, entry.batch_id, stats, report, _provenance_totals(settings))
-    crash_point("maintain:before-ledger")
-    changes = sum(i + d for i, d in report.view_changes.values())
-    ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
-                  tables=(*views, NODE_STATE))
-    return report
+    return published, marks, compacted
 
 
-def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
+def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats, meter: PhaseMeter,
                    report: MaintainReport, provenance: dict[str, float]) -> None:
     """Per-node counters of the rounds; totals of the batch (node -1)."""
     totals = {
         "rounds": stats.rounds,
         "node_rounds": stats.node_rounds,
-        "spark_jobs": sum(stats.phase_jobs.values()),
+        "spark_jobs": sum(meter.jobs.values()),
         "subrounds": stats.subrounds,
         "hosts": stats.hosts,
         "rows_shipped": stats.rows_shipped,
@@ -664,7 +661,7 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats,
         "updates_in": report.inserted_vars + report.deleted_vars,
         "view_changes_out": sum(i + d for i, d in report.view_changes.values()),
         **provenance,
-        **{f"{phase}_seconds": seconds for phase, seconds in stats.phase_seconds.items()},
-        **{f"{phase}_spark_jobs": count for phase, count in stats.phase_jobs.items()},
+        **{f"{phase}_seconds": seconds for phase, seconds in meter.seconds.items()},
+        **{f"{phase}_spark_jobs": count for phase, count in meter.jobs.items()},
     }
     write_metrics(settings, batch_id, {n: dict(c) for n, c in stats.node.items()}, totals)
