@@ -81,7 +81,7 @@ def spark_df_closure(links: Any) -> Any:
     semi-naive loop: delta(z,y) ⋈ link(x,z) → (x,y), minus what is known.
 
     >>> sorted(spark_df_closure(spark.createDataFrame([("a", "b"), ("b", "c")],
-    ...     "src string, dst string")).collect())  # doctest: +SKIP
+    ...     "src string, dst string")).collect())
     [Row(src='a', dst='b'), Row(src='a', dst='c'), Row(src='b', dst='c')]
     """
     from pyspark.sql import functions as F

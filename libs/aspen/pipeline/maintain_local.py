@@ -175,8 +175,10 @@ def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[st
     """Replace batch ``batch_id``'s rows of the long-format ``metrics`` table (batch, node,
     metric, value); node -1 holds the totals. Both runtimes write through here.
 
-    >>> write_metrics(Settings(lake="/tmp/lake"), 3, {0: {"messages": 7.0}},
-    ...               {"wall_seconds": 1.5})  # doctest: +SKIP
+    >>> write_metrics(lake, 3, {0: {"messages": 7.0}}, {"wall_seconds": 1.5})
+    >>> from aspen.pipeline.deltars import read_table
+    >>> read_table(lake, "metrics").sort_values("node").to_dict("records")
+    [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, {'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
     """
     import pandas as pd
 

@@ -514,8 +514,10 @@ def default_hosts(spark: SparkSession, partitions: int) -> int:
     add rounds' tasks that wait for a core, and host processes to start; fewer would leave
     cores idle (measured at 1,000 nodes on 2 cores: README, "Resident host processes").
 
-    >>> default_hosts(spark, 12)  # doctest: +SKIP
-    2
+    >>> default_hosts(spark, 12) == min(12, spark.sparkContext.defaultParallelism)
+    True
+    >>> default_hosts(spark, 1)
+    1
     """
     return max(1, min(partitions, spark.sparkContext.defaultParallelism))
 

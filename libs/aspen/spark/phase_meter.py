@@ -41,9 +41,9 @@ __all__ = ["PhaseMeter", "jobs_started"]
 def jobs_started(spark: SparkSession) -> int:
     """How many jobs ``spark``'s application has started so far.
 
-    >>> before = jobs_started(spark); spark.range(3).count()  # doctest: +SKIP
-    3
-    >>> jobs_started(spark) - before  # doctest: +SKIP
+    >>> before = jobs_started(spark); spark.range(3).collect()
+    [Row(id=0), Row(id=1), Row(id=2)]
+    >>> jobs_started(spark) - before
     1
     """
     ids = spark.sparkContext.statusTracker().getJobIdsForGroup(None)
@@ -66,8 +66,11 @@ class PhaseMeter:
     def for_spark(cls, spark: SparkSession) -> PhaseMeter:
         """A meter counting the jobs of ``spark``'s application.
 
-        >>> with PhaseMeter.for_spark(spark).phase("read"):  # doctest: +SKIP
-        ...     spark.range(3).count()
+        >>> meter = PhaseMeter.for_spark(spark)
+        >>> with meter.phase("read"):
+        ...     rows = spark.range(3).collect()
+        >>> dict(meter.jobs)
+        {'read': 1}
         """
         return cls(partial(jobs_started, spark))
 

@@ -75,7 +75,7 @@ def find_delta_jars(start: Path | None = None) -> list[str]:
     ``$ASPEN_JARS`` may name a folder or a comma-separated list of jar files; otherwise the
     folder ``infra/jars`` is looked for in ``start`` (default: this package) and its parents.
 
-    >>> all(p.endswith(".jar") for p in find_delta_jars())  # doctest: +SKIP
+    >>> all(p.endswith(".jar") for p in find_delta_jars())
     True
     """
     env = os.environ.get("ASPEN_JARS", "").strip()
@@ -207,8 +207,8 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     ``extra_conf`` overrides the defaults (e.g. ``{"spark.sql.shuffle.partitions": "1"}`` in tests).
     The master is set only when the environment names none (see :func:`master_from_environment`).
 
-    >>> spark = get_spark("doc")  # doctest: +SKIP
-    >>> spark.conf.get("spark.sql.session.timeZone")  # doctest: +SKIP
+    >>> spark = get_spark("doc")
+    >>> spark.conf.get("spark.sql.session.timeZone")
     'UTC'
     """
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
