@@ -19,10 +19,9 @@ os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 @pytest.fixture(scope="session")
 def _doctest_spark() -> Iterator[object]:
-    from aspen.spark.session import get_spark
+    from aspen.spark.session import TEST_CONF, get_spark
 
-    session = get_spark("aspen-doctests", extra_conf={"spark.sql.shuffle.partitions": "1",
-                                                      "spark.ui.enabled": "false"})
+    session = get_spark("aspen-doctests", extra_conf=TEST_CONF)
     yield session
     session.stop()
 

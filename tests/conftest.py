@@ -17,27 +17,33 @@ from aspen.settings import Settings
 
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
-#: stack-notes §5: small, deterministic, quiet, one JVM for the whole run.
-TEST_SPARK_CONF: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "1",
-    "spark.default.parallelism": "1",
-    "spark.rdd.compress": "false",
-    "spark.shuffle.compress": "false",
-    "spark.dynamicAllocation.enabled": "false",
-    "spark.ui.enabled": "false",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.databricks.delta.retentionDurationCheck.enabled": "false",
-    "spark.databricks.delta.snapshotPartitions": "1",
-    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "1",
-}
+
+@pytest.fixture(scope="session", autouse=True)
+def _tiny_data_spark_defaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The ``spark-submit`` jobs the tests start (Airflow tasks, killed jobs) run with
+    :data:`~aspen.spark.session.TINY_DATA_CONF` too, from a ``spark-defaults.conf`` in
+    ``$SPARK_CONF_DIR`` as a deployment would give it (unless the environment names a conf
+    folder of its own)."""
+    if os.environ.get("SPARK_CONF_DIR"):
+        yield
+        return
+    from aspen.spark.session import TINY_DATA_CONF
+
+    folder = tmp_path_factory.mktemp("spark-conf")
+    (folder / "spark-defaults.conf").write_text(
+        "".join(f"{key} {value}\n" for key, value in TINY_DATA_CONF.items()))
+    os.environ["SPARK_CONF_DIR"] = str(folder)
+    yield
+    os.environ.pop("SPARK_CONF_DIR", None)
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """The one SparkSession of the test run (master ``local[2]`` unless SPARK_MASTER says else)."""
-    from aspen.spark.session import get_spark
+    from aspen.spark.session import TEST_CONF, get_spark
 
-    session = get_spark("aspen-tests", extra_conf=TEST_SPARK_CONF)
+    # stack-notes §5: small, deterministic, quiet, one JVM for the whole run
+    session = get_spark("aspen-tests", extra_conf=TEST_CONF)
     yield session
     session.stop()
     # py4j logs "closing connection" from __del__ after pytest closed its streams: silence it

@@ -161,7 +161,7 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
                 current = [(s, d) for (s, d), vs in live.items() if vs]
                 row["recompute_s"], pairs = timed(_spark_df_reachable, spark, current)
                 row["recompute_equal"] = pairs == maintained
-                lake_s, _rows = timed(recompute_from_lake, spark, settings, False)
+                lake_s, _ = timed(recompute_from_lake, spark, settings, False)
                 row["recompute_lake_s"] = row.get("apply_seconds", 0.0) + lake_s
                 row["recompute_lake_equal"] = _pairs(settings, RECOMPUTED) == maintained
             head["batches"].append(row)

@@ -522,14 +522,29 @@ def default_hosts(spark: SparkSession, partitions: int) -> int:
     return max(1, min(partitions, spark.sparkContext.defaultParallelism))
 
 
+@dataclass
+class _Batch:
+    """What the read phase of one batch found: the ledger entry it will commit, whether the
+    node states are rebuilt from scratch, the round configuration, the first round's mail
+    (``facts`` checkpointed, ``kills``), the committed state rows and the nodes that start."""
+
+    entry: ledger.LedgerEntry
+    rebuild: bool
+    config: RoundConfig
+    facts: DataFrame
+    kills: DataFrame
+    states: DataFrame
+    first_active: set[int]
+    report: MaintainReport
+
+
 def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
               views: tuple[str, ...], compact_over: int | None,
               hosts: int, resident: bool) -> MaintainReport:
-    from aspen.engine.plan import PlanChoices
     from aspen.lake.apply import apply_pending
 
     started = time.perf_counter()
-    stats = SparkBatchStats()
+    stats = SparkBatchStats(hosts=hosts)
     meter = PhaseMeter.for_spark(spark)
 
     with meter.phase("apply"):
@@ -540,76 +555,100 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
             raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
 
     with meter.phase("read"):
-        through = _through(spark, settings)
-        rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
-            or not _state_is_current(settings)
-        if not rebuild and through <= last.through_ingest_batch:
-            return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
-        after = -1 if rebuild else last.through_ingest_batch
-        entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
-        state_version = None if rebuild else table_version(settings, NODE_STATE)
-        config = RoundConfig(partitions, views, PlanChoices(mode=mode),
-                             state_uri=settings.table_uri(NODE_STATE),
-                             state_version=state_version, compact_over=compact_over, hosts=hosts,
-                             application=spark.sparkContext.applicationId if resident else None)
-        stats.hosts = hosts
+        batch = _read_batch(spark, settings, last, partitions, mode, views, compact_over, hosts,
+                            resident, stats)
+    if batch is None:
+        return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
 
-        facts, kills = _read_changes(spark, settings, after, through, partitions)
-        facts = facts.localCheckpoint(eager=True)
-        fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
-        killed = kills.where("node = 0").count()
-        report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())),
-                                int(killed))
-        states = _empty(spark) if state_version is None else \
-            _read_states(spark, settings, state_version)
-        first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
-        # the kill notices cross the first round's shuffle: one row per dead variable and node
-        stats.kill_rows = int(killed) * partitions
-        stats.rows_shipped += stats.kill_rows
-        stats.rows_shuffled += stats.kill_rows
-
-    state_rows = _StateRows(states)
+    state_rows = _StateRows(batch.states)
     with meter.phase("rounds"):
-        ran = _run_rounds(spark, state_rows, facts.unionByName(kills), first_active, config,
-                          stats) if first_active else set()
+        ran = _run_rounds(spark, state_rows, batch.facts.unionByName(batch.kills),
+                          batch.first_active, batch.config, stats) if batch.first_active else set()
 
     with meter.phase("publish"):
-        published, marks, compacted = _publish(spark, state_rows, ran, config, stats)
-        _release(facts)
+        published, marks, compacted = _publish(spark, state_rows, ran, batch.config, stats)
+        _release(batch.facts)
 
+    report = batch.report
     with meter.phase("write"):
-        changed_views = [v for v in views
-                         if v in marks or rebuild or not table_exists(settings, v)]
-
-        def write_state() -> None:
-            _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
-            crash_point("maintain:after-state")
-
-        def write_view(view: str) -> tuple[int, int]:
-            rows = _view_rows(published, view, entry.batch_id)
-            changes = _merge_view(spark, settings, view, rows, rebuild)
-            crash_point(f"maintain:after-view-{view}")
-            return changes
-
-        # one table each, node_state among them: the MERGEs run as concurrent Spark jobs
-        # (their cost is mostly latency); until the ledger row, a crash leaves any of them to
-        # be restored
-        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-            state_written = pool.submit(write_state)
-            futures = {view: pool.submit(write_view, view) for view in changed_views}
-            state_written.result()
-            for view, future in futures.items():
-                report.view_changes[view] = future.result()
+        _write_tables(spark, settings, batch, views, published, ran, marks, compacted)
         _release(published)
         for view in views:
             report.view_sizes[view] = row_count(settings, view)
     report.seconds = time.perf_counter() - started
-    _write_metrics(settings, entry.batch_id, stats, meter, report, _provenance_totals(settings))
+    _write_metrics(settings, batch.entry.batch_id, stats, meter, report,
+                   _provenance_totals(settings))
     crash_point("maintain:before-ledger")
     changes = sum(i + d for i, d in report.view_changes.values())
-    ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars, changes,
+    ledger.commit(settings, batch.entry, report.inserted_vars + report.deleted_vars, changes,
                   tables=(*views, NODE_STATE))
     return report
+
+
+def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntry,
+                partitions: int, mode: str, views: tuple[str, ...], compact_over: int | None,
+                hosts: int, resident: bool, stats: SparkBatchStats) -> _Batch | None:
+    """The next batch after ``last``: the updates registered since, as the first round's mail,
+    and the committed node states; ``None`` when nothing was registered since. Rebuilds from
+    scratch (every update, no states) when the last batch ran with another runtime, partition
+    count or mode, or ``node_state`` has an older layout. Counts the kill notices in ``stats``."""
+    from aspen.engine.plan import PlanChoices
+
+    through = _through(spark, settings)
+    rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
+        or not _state_is_current(settings)
+    if not rebuild and through <= last.through_ingest_batch:
+        return None
+    after = -1 if rebuild else last.through_ingest_batch
+    entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
+    state_version = None if rebuild else table_version(settings, NODE_STATE)
+    config = RoundConfig(partitions, views, PlanChoices(mode=mode),
+                         state_uri=settings.table_uri(NODE_STATE),
+                         state_version=state_version, compact_over=compact_over, hosts=hosts,
+                         application=spark.sparkContext.applicationId if resident else None)
+
+    facts, kills = _read_changes(spark, settings, after, through, partitions)
+    facts = facts.localCheckpoint(eager=True)
+    fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
+    killed = kills.where("node = 0").count()
+    report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
+    states = _empty(spark) if state_version is None else \
+        _read_states(spark, settings, state_version)
+    first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
+    # the kill notices cross the first round's shuffle: one row per dead variable and node
+    stats.kill_rows = int(killed) * partitions
+    stats.rows_shipped += stats.kill_rows
+    stats.rows_shuffled += stats.kill_rows
+    return _Batch(entry, rebuild, config, facts, kills, states, first_active, report)
+
+
+def _write_tables(spark: SparkSession, settings: Settings, batch: _Batch, views: tuple[str, ...],
+                  published: DataFrame, ran: set[int], marks: set[str],
+                  compacted: set[int]) -> None:
+    """Write the batch's tables concurrently: the journals (and compacted bases) of the nodes
+    that ran into ``node_state``, and each view with changes (``marks``) MERGEd with its
+    published rows; records each view's (inserted, deleted) in the batch's report."""
+    entry, rebuild = batch.entry, batch.rebuild
+    changed_views = [v for v in views if v in marks or rebuild or not table_exists(settings, v)]
+
+    def write_state() -> None:
+        _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
+        crash_point("maintain:after-state")
+
+    def write_view(view: str) -> tuple[int, int]:
+        rows = _view_rows(published, view, entry.batch_id)
+        changes = _merge_view(spark, settings, view, rows, rebuild)
+        crash_point(f"maintain:after-view-{view}")
+        return changes
+
+    # one table each, node_state among them: the MERGEs run as concurrent Spark jobs (their
+    # cost is mostly latency); until the ledger row, a crash leaves any of them to be restored
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        state_written = pool.submit(write_state)
+        futures = {view: pool.submit(write_view, view) for view in changed_views}
+        state_written.result()
+        for view, future in futures.items():
+            batch.report.view_changes[view] = future.result()
 
 
 def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config: RoundConfig,

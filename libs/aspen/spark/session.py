@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_LOCAL_MASTER",
     "JAR_PATTERNS",
     "SMALL_MACHINE_CONF",
+    "TEST_CONF",
+    "TINY_DATA_CONF",
     "find_delta_jars",
     "master_from_environment",
     "get_spark",
@@ -54,6 +56,36 @@ SMALL_MACHINE_CONF: dict[str, str] = {
     "spark.databricks.delta.properties.defaults.enableChangeDataFeed": "false",
     "spark.databricks.delta.properties.defaults.minReaderVersion": "1",
     "spark.databricks.delta.properties.defaults.minWriterVersion": "2",
+}
+
+#: Conf for tables of a few hundred rows, where Spark's CPU goes to planning, not to data:
+#: expressions interpreted rather than compiled (no Janino compile per query), no adaptive
+#: re-planning of each stage as a job of its own, the serial garbage collector (no concurrent
+#: GC threads on 2 cores). The test suite's tiny workload: 30 % less batch time, 197 → 104
+#: Spark jobs (docs/decisions.md, "Session 19"). Not a default: at scale compiled code and
+#: adaptive plans pay (not measured here); put these in ``spark-defaults.conf`` for a small lake.
+TINY_DATA_CONF: dict[str, str] = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
+}
+
+#: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
+#: so one shuffle partition, no compression, no UI, and :data:`TINY_DATA_CONF`; the test suite
+#: and the doctests use it.
+TEST_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
+    "spark.rdd.compress": "false",
+    "spark.shuffle.compress": "false",
+    "spark.dynamicAllocation.enabled": "false",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.databricks.delta.retentionDurationCheck.enabled": "false",
+    "spark.databricks.delta.snapshotPartitions": "1",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "1",
+    **TINY_DATA_CONF,
 }
 
 _DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
