@@ -502,8 +502,8 @@ def maintain_spark(
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
     try:
-        return _maintain(settings, spark, partitions, mode or settings.mode, tuple(views),
-                         compact_over, hosts, resident)
+        return _maintain(settings, spark, _Request(partitions, mode or settings.mode,
+                                                   tuple(views), compact_over, hosts, resident))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
 
@@ -522,6 +522,18 @@ def default_hosts(spark: SparkSession, partitions: int) -> int:
     return max(1, min(partitions, spark.sparkContext.defaultParallelism))
 
 
+@dataclass(frozen=True)
+class _Request:
+    """What :func:`maintain_spark` was asked for, its defaults filled in."""
+
+    partitions: int
+    mode: str
+    views: tuple[str, ...]
+    compact_over: int | None
+    hosts: int
+    resident: bool
+
+
 @dataclass
 class _Batch:
     """What the read phase of one batch found: the ledger entry it will commit, whether the
@@ -538,13 +550,11 @@ class _Batch:
     report: MaintainReport
 
 
-def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: str,
-              views: tuple[str, ...], compact_over: int | None,
-              hosts: int, resident: bool) -> MaintainReport:
+def _maintain(settings: Settings, spark: SparkSession, request: _Request) -> MaintainReport:
     from aspen.lake.apply import apply_pending
 
     started = time.perf_counter()
-    stats = SparkBatchStats(hosts=hosts)
+    stats = SparkBatchStats(hosts=request.hosts)
     meter = PhaseMeter.for_spark(spark)
 
     with meter.phase("apply"):
@@ -555,8 +565,7 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
             raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
 
     with meter.phase("read"):
-        batch = _read_batch(spark, settings, last, partitions, mode, views, compact_over, hosts,
-                            resident, stats)
+        batch = _read_batch(spark, settings, last, request, stats)
     if batch is None:
         return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
 
@@ -571,9 +580,9 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
 
     report = batch.report
     with meter.phase("write"):
-        _write_tables(spark, settings, batch, views, published, ran, marks, compacted)
+        _write_tables(spark, settings, batch, request.views, published, ran, marks, compacted)
         _release(published)
-        for view in views:
+        for view in request.views:
             report.view_sizes[view] = row_count(settings, view)
     report.seconds = time.perf_counter() - started
     _write_metrics(settings, batch.entry.batch_id, stats, meter, report,
@@ -581,19 +590,19 @@ def _maintain(settings: Settings, spark: SparkSession, partitions: int, mode: st
     crash_point("maintain:before-ledger")
     changes = sum(i + d for i, d in report.view_changes.values())
     ledger.commit(settings, batch.entry, report.inserted_vars + report.deleted_vars, changes,
-                  tables=(*views, NODE_STATE))
+                  tables=(*request.views, NODE_STATE))
     return report
 
 
 def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntry,
-                partitions: int, mode: str, views: tuple[str, ...], compact_over: int | None,
-                hosts: int, resident: bool, stats: SparkBatchStats) -> _Batch | None:
+                request: _Request, stats: SparkBatchStats) -> _Batch | None:
     """The next batch after ``last``: the updates registered since, as the first round's mail,
     and the committed node states; ``None`` when nothing was registered since. Rebuilds from
     scratch (every update, no states) when the last batch ran with another runtime, partition
     count or mode, or ``node_state`` has an older layout. Counts the kill notices in ``stats``."""
     from aspen.engine.plan import PlanChoices
 
+    partitions, mode = request.partitions, request.mode
     through = _through(spark, settings)
     rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
         or not _state_is_current(settings)
@@ -602,10 +611,11 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
     after = -1 if rebuild else last.through_ingest_batch
     entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
     state_version = None if rebuild else table_version(settings, NODE_STATE)
-    config = RoundConfig(partitions, views, PlanChoices(mode=mode),
-                         state_uri=settings.table_uri(NODE_STATE),
-                         state_version=state_version, compact_over=compact_over, hosts=hosts,
-                         application=spark.sparkContext.applicationId if resident else None)
+    config = RoundConfig(partitions, request.views, PlanChoices(mode=mode),
+                         state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
+                         compact_over=request.compact_over, hosts=request.hosts,
+                         application=spark.sparkContext.applicationId if request.resident
+                         else None)
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = facts.localCheckpoint(eager=True)

@@ -72,16 +72,13 @@ TINY_DATA_CONF: dict[str, str] = {
 }
 
 #: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
-#: so one shuffle partition, no compression, no UI, and :data:`TINY_DATA_CONF`; the test suite
+#: so one shuffle partition, no compression, and :data:`TINY_DATA_CONF`; the test suite
 #: and the doctests use it.
 TEST_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "1",
     "spark.default.parallelism": "1",
     "spark.rdd.compress": "false",
     "spark.shuffle.compress": "false",
-    "spark.dynamicAllocation.enabled": "false",
-    "spark.ui.enabled": "false",
-    "spark.sql.session.timeZone": "UTC",
     "spark.databricks.delta.retentionDurationCheck.enabled": "false",
     "spark.databricks.delta.snapshotPartitions": "1",
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "1",
