@@ -28,13 +28,14 @@ from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
 from aspen.pipeline.deltars import read_table
 from aspen.pipeline.maintain_local import maintain_local
-from aspen.pipeline.maintain_spark import NODE_STATE, maintain_spark
+from aspen.pipeline.maintain_spark import NODE_STATE, _task_per_host, maintain_spark
 from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
 from aspen.spark.phase_meter import jobs_started
+from aspen.spark.session import TINY_DATA_SQL_CONF
 
 pytestmark = pytest.mark.spark
 
@@ -291,3 +292,24 @@ def test_a_spark_submit_job_killed_mid_batch_reruns_to_the_exact_result_with_ret
     metrics = read_table(lake, "metrics")
     restores = metrics[(metrics["batch_id"] == 2) & (metrics["metric"] == "publish_restores")]
     assert restores["value"].sum() > 0, restores  # the publishes were retried (none otherwise)
+
+
+def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_back(spark) -> None:
+    """The rounds and the publish interpret expressions and plan without adaptive execution,
+    a shuffle partition per host, whatever the application's conf; the write phase after them
+    gets the application's conf back."""
+    compiled = {"spark.sql.adaptive.enabled": "true", "spark.sql.codegen.wholeStage": "true",
+                "spark.sql.codegen.factoryMode": "FALLBACK", "spark.sql.shuffle.partitions": "7"}
+    assert set(TINY_DATA_SQL_CONF) < set(compiled)
+    saved = {name: spark.conf.get(name) for name in compiled}
+    try:
+        for name, value in compiled.items():
+            spark.conf.set(name, value)
+        with _task_per_host(spark, 3):
+            assert {name: spark.conf.get(name) for name in TINY_DATA_SQL_CONF} == \
+                TINY_DATA_SQL_CONF
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+        assert {name: spark.conf.get(name) for name in compiled} == compiled
+    finally:
+        for name, value in saved.items():
+            spark.conf.set(name, value)

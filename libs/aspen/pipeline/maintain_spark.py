@@ -251,13 +251,20 @@ def _host_key(spark: SparkSession, hosts: int) -> Column:
 
 @contextmanager
 def _task_per_host(spark: SparkSession, hosts: int) -> Iterator[None]:
-    """While rounds and the publish run: a shuffle partition per host, and adaptive execution
-    must not coalesce them. Coalescing looks at bytes, and a round's rows are small (a node's
-    state bytes stay in ``node_state``), so it would hand every host to one task: the nodes
-    would run one after the other on one core (measured at 1,000 nodes: a deletion's round of
-    12 nodes ran as one 41 s task)."""
-    settings = {"spark.sql.shuffle.partitions": str(hosts),
-                "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+    """While rounds and the publish run: a shuffle partition per host, each host its own task,
+    and the tiny-data SQL settings (:data:`~aspen.spark.session.TINY_DATA_SQL_CONF`); the
+    session's conf is put back after.
+
+    Their rows are few and small (a node's state bytes stay in ``node_state``, mail is bundled
+    per destination), so Spark's time there is planning: expressions are interpreted rather
+    than compiled per query, and there is no adaptive execution, which re-plans each stage as
+    a job of its own and would coalesce the hosts' shuffle partitions into one task (measured
+    at 1,000 nodes: a deletion's round of 12 nodes ran as one 41 s task). The write phase,
+    whose MERGEs join a batch's changes against whole views, keeps the session's conf
+    (docs/decisions.md, "Session 20")."""
+    from aspen.spark.session import TINY_DATA_SQL_CONF
+
+    settings = {"spark.sql.shuffle.partitions": str(hosts), **TINY_DATA_SQL_CONF}
     before = {name: spark.conf.get(name) for name in settings}
     for name, value in settings.items():
         spark.conf.set(name, value)

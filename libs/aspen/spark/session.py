@@ -28,6 +28,7 @@ __all__ = [
     "SMALL_MACHINE_CONF",
     "TEST_CONF",
     "TINY_DATA_CONF",
+    "TINY_DATA_SQL_CONF",
     "find_delta_jars",
     "master_from_environment",
     "get_spark",
@@ -62,13 +63,22 @@ SMALL_MACHINE_CONF: dict[str, str] = {
 #: expressions interpreted rather than compiled (no Janino compile per query), no adaptive
 #: re-planning of each stage as a job of its own, the serial garbage collector (no concurrent
 #: GC threads on 2 cores). The test suite's tiny workload: 30 % less batch time, 197 → 104
-#: Spark jobs (docs/decisions.md, "Session 19"). Not a default: at scale compiled code and
-#: adaptive plans pay (not measured here); put these in ``spark-defaults.conf`` for a small lake.
+#: Spark jobs (docs/decisions.md, "Session 19"). Not an application default: at 1,000 nodes a
+#: recompute of ``reachable`` took 110 s with them, 76 s without, and a deletion's MERGE of the
+#: 1 M-row view 46 % longer (docs/decisions.md, "Session 20"); put these in
+#: ``spark-defaults.conf`` for a small lake. Their SQL part runs the rounds and the publish.
 TINY_DATA_CONF: dict[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
+}
+
+#: The SQL settings of :data:`TINY_DATA_CONF`, which a running session can change: a job sets
+#: them around its phases that handle few rows only (the rounds and the publish of ``maintain
+#: --runtime spark``), whatever the application's conf.
+TINY_DATA_SQL_CONF: dict[str, str] = {
+    name: value for name, value in TINY_DATA_CONF.items() if name.startswith("spark.sql.")
 }
 
 #: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
