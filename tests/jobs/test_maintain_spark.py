@@ -28,7 +28,7 @@ from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
 from aspen.pipeline.deltars import read_table
 from aspen.pipeline.maintain_local import maintain_local
-from aspen.pipeline.maintain_spark import NODE_STATE, _task_per_host, maintain_spark
+from aspen.pipeline.maintain_spark import NODE_STATE, _round_conf, maintain_spark
 from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
@@ -305,7 +305,7 @@ def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_ba
     try:
         for name, value in compiled.items():
             spark.conf.set(name, value)
-        with _task_per_host(spark, 3):
+        with _round_conf(spark, 3):
             assert {name: spark.conf.get(name) for name in TINY_DATA_SQL_CONF} == \
                 TINY_DATA_SQL_CONF
             assert spark.conf.get("spark.sql.shuffle.partitions") == "3"

@@ -250,7 +250,7 @@ def _host_key(spark: SparkSession, hosts: int) -> Column:
 
 
 @contextmanager
-def _task_per_host(spark: SparkSession, hosts: int) -> Iterator[None]:
+def _round_conf(spark: SparkSession, hosts: int) -> Iterator[None]:
     """While rounds and the publish run: a shuffle partition per host, each host its own task,
     and the tiny-data SQL settings (:data:`~aspen.spark.session.TINY_DATA_SQL_CONF`); the
     session's conf is put back after.
@@ -301,7 +301,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
     A round's input is the state rows of the nodes of the hosts it runs (those with mail, and
     in a flush round those with buffered MinShip entries) and the mail, both read from
     checkpoints, so the plan stays one shuffle deep however many rounds a batch takes."""
-    with _task_per_host(spark, config.hosts or config.partitions):
+    with _round_conf(spark, config.hosts or config.partitions):
         return _rounds_to_quiescence(spark, rows, mail, first_active, config, stats)
 
 
@@ -682,7 +682,7 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
         task_crash_point("task:after-publish")
         return out
 
-    with _task_per_host(spark, hosts):
+    with _round_conf(spark, hosts):
         published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
             publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
