@@ -37,7 +37,7 @@ import functools
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,9 +66,10 @@ from aspen.pipeline.spark_rounds import (
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
 from aspen.spark.phase_meter import PhaseMeter
+from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
     import pandas as pd
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -249,8 +250,7 @@ def _host_key(spark: SparkSession, hosts: int) -> Column:
     return F.element_at(keys, (F.col("node") % F.lit(hosts) + F.lit(1)).cast("int")).alias("host")
 
 
-@contextmanager
-def _round_conf(spark: SparkSession, hosts: int) -> Iterator[None]:
+def _round_conf(spark: SparkSession, hosts: int) -> AbstractContextManager[None]:
     """While rounds and the publish run: a shuffle partition per host, each host its own task,
     and the tiny-data SQL settings (:data:`~aspen.spark.session.TINY_DATA_SQL_CONF`); the
     session's conf is put back after.
@@ -262,17 +262,7 @@ def _round_conf(spark: SparkSession, hosts: int) -> Iterator[None]:
     at 1,000 nodes: a deletion's round of 12 nodes ran as one 41 s task). The write phase,
     whose MERGEs join a batch's changes against whole views, keeps the session's conf
     (docs/decisions.md, "Session 20")."""
-    from aspen.spark.session import TINY_DATA_SQL_CONF
-
-    settings = {"spark.sql.shuffle.partitions": str(hosts), **TINY_DATA_SQL_CONF}
-    before = {name: spark.conf.get(name) for name in settings}
-    for name, value in settings.items():
-        spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            spark.conf.set(name, value)
+    return temporary_conf(spark, {"spark.sql.shuffle.partitions": str(hosts), **TINY_DATA_SQL_CONF})
 
 
 def _control(out: DataFrame) -> list[Any]:
@@ -506,13 +496,11 @@ def maintain_spark(
 
         spark = get_spark("aspen-maintain")
     hosts = min(hosts or default_hosts(spark, partitions), partitions)
-    shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a task per query node
-    try:
-        return _maintain(settings, spark, _Request(partitions, mode or settings.mode,
-                                                   tuple(views), compact_over, hosts, resident))
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
+    request = _Request(partitions, mode or settings.mode, tuple(views), compact_over, hosts,
+                       resident)
+    # a shuffle partition, so a task, per query node
+    with temporary_conf(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
+        return _maintain(settings, spark, request)
 
 
 def default_hosts(spark: SparkSession, partitions: int) -> int:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ __all__ = [
     "find_delta_jars",
     "master_from_environment",
     "get_spark",
+    "temporary_conf",
 ]
 
 #: The embedded default when neither spark-submit nor ``$SPARK_MASTER`` names a master.
@@ -270,3 +272,25 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     spark = builder.getOrCreate()
     _quiet_logs(spark)
     return spark
+
+
+@contextmanager
+def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set runtime ``settings`` on ``spark`` for the ``with`` block, then put back the values
+    they had (a job's phase that wants other SQL settings than the application's).
+
+    >>> before = spark.conf.get("spark.sql.shuffle.partitions")
+    >>> with temporary_conf(spark, {"spark.sql.shuffle.partitions": "3"}):
+    ...     spark.conf.get("spark.sql.shuffle.partitions")
+    '3'
+    >>> spark.conf.get("spark.sql.shuffle.partitions") == before
+    True
+    """
+    before = {name: spark.conf.get(name) for name in settings}
+    for name, value in settings.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            spark.conf.set(name, value)
