@@ -185,3 +185,40 @@ def test_crashes_then_reruns_apply_exactly_once(spark, lake: Settings, tmp_path:
     assert [r["var"] for r in rows(spark, lake, "link", "seq")] == ["v3", "v5"]
     assert rows(spark, lake, "sensor", "seq") == []
     assert [r["batch_id"] for r in rows(spark, lake, "apply_state", "batch_id")] == [1, 2]
+
+
+def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_conf_back(
+        spark, lake: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under TINY_TABLE_BYTES of registry the apply's queries run with TINY_DATA_SQL_CONF, above
+    it with the application's own conf; after either, the session has its own conf back."""
+    from aspen.pipeline.deltars import data_bytes
+    from aspen.spark import session as session_module
+
+    compiled = {"spark.sql.adaptive.enabled": "true", "spark.sql.codegen.wholeStage": "true",
+                "spark.sql.codegen.factoryMode": "FALLBACK"}
+    assert set(compiled) == set(session_module.TINY_DATA_SQL_CONF)
+    seen: list[dict[str, str]] = []
+    last_applied = apply_module.last_applied_batch
+
+    def last_applied_noting_the_conf(spark_, settings) -> int:  # the apply's first query
+        seen.append({name: spark_.conf.get(name) for name in compiled})
+        return last_applied(spark_, settings)
+
+    monkeypatch.setattr(apply_module, "last_applied_batch", last_applied_noting_the_conf)
+    path = write(tmp_path / "day1.jsonl", '{"op":"insert","relation":"link","src":"a","dst":"b"'
+                 ',"cost":1}\n')
+    ingest_files(spark, lake, [path])
+    saved = {name: spark.conf.get(name) for name in compiled}
+    try:
+        for name, value in compiled.items():
+            spark.conf.set(name, value)
+        assert apply_pending(spark, lake).born == 1  # a registry of 0 bytes before
+        assert {name: spark.conf.get(name) for name in compiled} == compiled
+        assert data_bytes(lake, tables.VARIABLES) > 0
+        monkeypatch.setattr(session_module, "TINY_TABLE_BYTES", 0)  # now it is not tiny
+        assert apply_pending(spark, lake).batches == []
+        assert {name: spark.conf.get(name) for name in compiled} == compiled
+    finally:
+        for name, value in saved.items():
+            spark.conf.set(name, value)
+    assert seen == [session_module.TINY_DATA_SQL_CONF, compiled]

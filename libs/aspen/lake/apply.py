@@ -39,6 +39,7 @@ from aspen.lake import tables
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_key
 from aspen.settings import Settings
 from aspen.spark.python_worker import prepare_worker
+from aspen.spark.session import sql_conf_for_tables, temporary_conf
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -215,13 +216,24 @@ def _merge_notes(spark: SparkSession, settings: Settings, notes: DataFrame) -> N
 def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     """Apply every committed, not yet applied ingest batch; see the module docstring.
 
+    Its queries run with the tiny-data SQL conf while the registry, the largest table it reads
+    and MERGEs, is small (:func:`aspen.spark.session.sql_conf_for_tables`), then the session
+    gets its own conf back.
+
     >>> apply_pending(spark, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
     ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
     """
-    from pyspark.sql import functions as F
-
     if not tables.table_exists(spark, settings, tables.INGEST_FILES):
         return ApplyReport(batches=[], updates=0)
+    from aspen.pipeline.deltars import data_bytes  # the Delta log through delta-rs: no Spark job
+
+    with temporary_conf(spark, sql_conf_for_tables(data_bytes(settings, tables.VARIABLES))):
+        return _apply_pending(spark, settings)
+
+
+def _apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
+    from pyspark.sql import functions as F
+
     if not tables.table_exists(spark, settings, tables.APPLY_STATE):  # a fresh lake
         for name in (tables.VARIABLES, tables.APPLY_NOTES, *tables.BASE_TABLES):
             tables.ensure_table(spark, settings, name)

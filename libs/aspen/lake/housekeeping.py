@@ -18,12 +18,18 @@ from aspen.errors import ConfigError
 from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
 
 __all__ = ["DEFAULT_RETAIN_HOURS", "HousekeepingReport", "housekeep", "known_tables"]
 
 #: One week of time travel by default (Delta's own default retention).
 DEFAULT_RETAIN_HOURS = 168.0
+
+#: Delta's safety check that refuses a VACUUM keeping less than 7 days.
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+#: Delta writes a VACUUM's counts (``VACUUM END``: ``numDeletedFiles``) to the table's history.
+VACUUM_LOGGING = "spark.databricks.delta.vacuum.logging.enabled"
 
 
 def known_tables() -> tuple[str, ...]:
@@ -54,21 +60,38 @@ class HousekeepingReport:
 def housekeep(spark: SparkSession, settings: Settings,
               retain_hours: float = DEFAULT_RETAIN_HOURS) -> HousekeepingReport:
     """OPTIMIZE then VACUUM every existing table of the lake."""
+    from aspen.spark.session import temporary_conf
+
+    if retain_hours < 0:
+        raise ConfigError(f"--retain-hours must be ≥ 0, not {retain_hours}")
+    report = HousekeepingReport()
+    # shorter than Delta's 7-day safety check is a deliberate choice here, not an accident; the
+    # check is off for these VACUUMs only, the session gets its own setting back
+    with temporary_conf(spark, {RETENTION_CHECK: "false", VACUUM_LOGGING: "true"}):
+        _keep_tables(spark, settings, retain_hours, report)
+    return report
+
+
+def _keep_tables(spark: SparkSession, settings: Settings, retain_hours: float,
+                 report: HousekeepingReport) -> None:
     from delta.tables import DeltaTable
 
     from aspen.lake.tables import table_exists
 
-    if retain_hours < 0:
-        raise ConfigError(f"--retain-hours must be ≥ 0, not {retain_hours}")
-    # shorter than Delta's 7-day safety check is a deliberate choice here, not an accident
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    report = HousekeepingReport()
     for name in known_tables():
         if not table_exists(spark, settings, name):
             continue
         table = DeltaTable.forPath(spark, settings.table_uri(name))
         metrics = table.optimize().executeCompaction().select("metrics.numFilesRemoved").first()
         report.compacted[name] = int(metrics[0] or 0) if metrics else 0
-        vacuumed = table.vacuum(retain_hours)
-        report.vacuumed[name] = vacuumed.count() if vacuumed is not None else 0
-    return report
+        table.vacuum(retain_hours)
+        report.vacuumed[name] = _files_deleted_by_last_vacuum(table)
+
+
+def _files_deleted_by_last_vacuum(table: DeltaTable) -> int:
+    """The data files the VACUUM just run deleted, from its ``VACUUM END`` entry in the
+    table's history (the command itself returns no rows)."""
+    entry = table.history(1).select("operation", "operationMetrics").first()
+    if entry is None or entry["operation"] != "VACUUM END":
+        return 0  # another writer committed after it (rare: housekeeping runs alone)
+    return int((entry["operationMetrics"] or {}).get("numDeletedFiles", 0))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "column_maxima", "partition_columns", "read_table", "replace_batch", "row_count",
+    "column_max", "column_maxima", "data_bytes", "partition_columns", "read_table", "replace_batch", "row_count",
     "table_columns", "table_exists", "table_version", "write_table",
 ]
 
@@ -68,6 +68,24 @@ def row_count(settings: Settings, name: str) -> int:
     """Rows in table ``name`` from the Delta log's file statistics (no data file is read)."""
     actions = _open(settings, name).get_add_actions(flatten=True)
     return int(sum(n for n in actions.column("num_records").to_pylist() if n is not None))
+
+
+def data_bytes(settings: Settings, name: str) -> int:
+    """Bytes of table ``name``'s current data files, from its Delta log (no data file is read);
+    0 when the table does not exist.
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> data_bytes(lake, "t")
+    0
+    >>> write_table(lake, "t", pd.DataFrame({"born": [1, 3]}))
+    >>> data_bytes(lake, "t") > 0
+    True
+    """
+    if not table_exists(settings, name):
+        return 0
+    actions = _open(settings, name).get_add_actions(flatten=True)
+    return int(sum(actions.column("size_bytes").to_pylist()))
 
 
 def column_max(settings: Settings, name: str, column: str) -> int | None:

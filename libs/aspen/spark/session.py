@@ -30,9 +30,11 @@ __all__ = [
     "TEST_CONF",
     "TINY_DATA_CONF",
     "TINY_DATA_SQL_CONF",
+    "TINY_TABLE_BYTES",
     "find_delta_jars",
     "master_from_environment",
     "get_spark",
+    "sql_conf_for_tables",
     "temporary_conf",
 ]
 
@@ -68,7 +70,8 @@ SMALL_MACHINE_CONF: dict[str, str] = {
 #: Spark jobs (docs/decisions.md, "Session 19"). Not an application default: at 1,000 nodes a
 #: recompute of ``reachable`` took 110 s with them, 76 s without, and a deletion's MERGE of the
 #: 1 M-row view 46 % longer (docs/decisions.md, "Session 20"); put these in
-#: ``spark-defaults.conf`` for a small lake. Their SQL part runs the rounds and the publish.
+#: ``spark-defaults.conf`` for a small lake. Their SQL part runs the rounds and the publish,
+#: and the apply while the registry is small (:data:`TINY_TABLE_BYTES`).
 TINY_DATA_CONF: dict[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
@@ -82,6 +85,12 @@ TINY_DATA_CONF: dict[str, str] = {
 TINY_DATA_SQL_CONF: dict[str, str] = {
     name: value for name, value in TINY_DATA_CONF.items() if name.startswith("spark.sql.")
 }
+
+#: Tables whose data files hold at most this many bytes (as the Delta log gives them) count as
+#: tiny: a phase that reads and MERGEs only such tables runs with :data:`TINY_DATA_SQL_CONF`.
+#: Measured in fresh applications applying one update (docs/decisions.md, "Session 21"): a
+#: 20,000-row registry (0.6 MB) 31.4 → 23.6 s, a 1,020,000-row one (34 MB) 33.0 → 33.4 s.
+TINY_TABLE_BYTES = 8 * 1024 * 1024
 
 #: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
 #: so one shuffle partition, no compression, and :data:`TINY_DATA_CONF`; the test suite
@@ -274,6 +283,19 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
     return spark
 
 
+def sql_conf_for_tables(data_bytes: int) -> dict[str, str]:
+    """The SQL conf for a phase whose largest table holds ``data_bytes`` bytes of data files:
+    :data:`TINY_DATA_SQL_CONF` up to :data:`TINY_TABLE_BYTES`, none above (the application's
+    own conf then plans it). Use it with :func:`temporary_conf`.
+
+    >>> sql_conf_for_tables(600_000) == TINY_DATA_SQL_CONF
+    True
+    >>> sql_conf_for_tables(34_000_000)
+    {}
+    """
+    return dict(TINY_DATA_SQL_CONF) if data_bytes <= TINY_TABLE_BYTES else {}
+
+
 @contextmanager
 def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
     """Set runtime ``settings`` on ``spark`` for the ``with`` block, then put back the values
@@ -285,12 +307,20 @@ def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator
     '3'
     >>> spark.conf.get("spark.sql.shuffle.partitions") == before
     True
+    >>> with temporary_conf(spark, {"spark.aspen.example": "on"}):  # a setting the session lacked
+    ...     spark.conf.get("spark.aspen.example")
+    'on'
+    >>> spark.conf.get("spark.aspen.example", None) is None  # is unset again
+    True
     """
-    before = {name: spark.conf.get(name) for name in settings}
+    before = {name: spark.conf.get(name, None) for name in settings}
     for name, value in settings.items():
         spark.conf.set(name, value)
     try:
         yield
     finally:
         for name, value in before.items():
-            spark.conf.set(name, value)
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
