@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "column_maxima", "data_bytes", "partition_columns", "read_table", "replace_batch", "row_count",
-    "table_columns", "table_exists", "table_version", "write_table",
+    "column_max", "column_maxima", "data_bytes", "partition_columns", "read_table",
+    "replace_batch", "row_count", "table_columns", "table_exists", "table_version", "write_table",
 ]
 
 

@@ -88,8 +88,9 @@ TINY_DATA_SQL_CONF: dict[str, str] = {
 
 #: Tables whose data files hold at most this many bytes (as the Delta log gives them) count as
 #: tiny: a phase that reads and MERGEs only such tables runs with :data:`TINY_DATA_SQL_CONF`.
-#: Measured in fresh applications applying one update (docs/decisions.md, "Session 21"): a
-#: 20,000-row registry (0.6 MB) 31.4 → 23.6 s, a 1,020,000-row one (34 MB) 33.0 → 33.4 s.
+#: Measured in fresh applications applying one update (docs/decisions.md, "Session 21"), mean
+#: seconds with the application's defaults → with it: a 20,000-row registry (0.4 MB) 31.4 →
+#: 23.6, 200,000 rows (5.2 MB) 30.3 → 25.9, 1,020,000 rows (29–34 MB) 33.0 → 33.4.
 TINY_TABLE_BYTES = 8 * 1024 * 1024
 
 #: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
