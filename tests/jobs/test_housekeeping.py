@@ -12,6 +12,7 @@ from aspen.errors import ConfigError
 from aspen.lake import tables
 from aspen.lake.housekeeping import RETENTION_CHECK, housekeep
 from aspen.settings import Settings
+from aspen.spark.session import temporary_conf
 
 pytestmark = pytest.mark.spark
 
@@ -25,13 +26,10 @@ def test_housekeeping_compacts_and_vacuums_every_table_and_restores_the_check(
         spark.createDataFrame([row], schema).write.format("delta").mode("append").save(
             lake.table_uri("link"))
     assert len(DeltaTable(lake.table_uri("link")).file_uris()) == 3
-    saved = spark.conf.get(RETENTION_CHECK)
-    spark.conf.set(RETENTION_CHECK, "true")  # Delta's default: it refuses a 0-hour VACUUM
-    try:
+    # Delta's default, which refuses a 0-hour VACUUM (the test session's own setting after)
+    with temporary_conf(spark, {RETENTION_CHECK: "true"}):
         report = housekeep(spark, lake, retain_hours=0)
         assert spark.conf.get(RETENTION_CHECK) == "true"  # back as it was
-    finally:
-        spark.conf.set(RETENTION_CHECK, saved)
 
     assert report.compacted["link"] == 3 and report.vacuumed["link"] >= 3
     assert set(report.compacted) == {"link"}  # only the tables that exist

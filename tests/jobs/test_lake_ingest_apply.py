@@ -208,17 +208,11 @@ def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_
     path = write(tmp_path / "day1.jsonl", '{"op":"insert","relation":"link","src":"a","dst":"b"'
                  ',"cost":1}\n')
     ingest_files(spark, lake, [path])
-    saved = {name: spark.conf.get(name) for name in compiled}
-    try:
-        for name, value in compiled.items():
-            spark.conf.set(name, value)
+    with session_module.temporary_conf(spark, compiled):  # the test session's own conf after
         assert apply_pending(spark, lake).born == 1  # a registry of 0 bytes before
         assert {name: spark.conf.get(name) for name in compiled} == compiled
         assert data_bytes(lake, tables.VARIABLES) > 0
         monkeypatch.setattr(session_module, "TINY_TABLE_BYTES", 0)  # now it is not tiny
         assert apply_pending(spark, lake).batches == []
         assert {name: spark.conf.get(name) for name in compiled} == compiled
-    finally:
-        for name, value in saved.items():
-            spark.conf.set(name, value)
     assert seen == [session_module.TINY_DATA_SQL_CONF, compiled]

@@ -35,7 +35,7 @@ from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
 from aspen.spark.phase_meter import jobs_started
-from aspen.spark.session import TINY_DATA_SQL_CONF
+from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
 pytestmark = pytest.mark.spark
 
@@ -301,15 +301,9 @@ def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_ba
     compiled = {"spark.sql.adaptive.enabled": "true", "spark.sql.codegen.wholeStage": "true",
                 "spark.sql.codegen.factoryMode": "FALLBACK", "spark.sql.shuffle.partitions": "7"}
     assert set(TINY_DATA_SQL_CONF) < set(compiled)
-    saved = {name: spark.conf.get(name) for name in compiled}
-    try:
-        for name, value in compiled.items():
-            spark.conf.set(name, value)
+    with temporary_conf(spark, compiled):  # the test session's own conf back after
         with _round_conf(spark, 3):
             assert {name: spark.conf.get(name) for name in TINY_DATA_SQL_CONF} == \
                 TINY_DATA_SQL_CONF
             assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
         assert {name: spark.conf.get(name) for name in compiled} == compiled
-    finally:
-        for name, value in saved.items():
-            spark.conf.set(name, value)

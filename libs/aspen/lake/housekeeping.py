@@ -64,20 +64,19 @@ def housekeep(spark: SparkSession, settings: Settings,
 
     if retain_hours < 0:
         raise ConfigError(f"--retain-hours must be ≥ 0, not {retain_hours}")
-    report = HousekeepingReport()
     # shorter than Delta's 7-day safety check is a deliberate choice here, not an accident; the
     # check is off for these VACUUMs only, the session gets its own setting back
     with temporary_conf(spark, {RETENTION_CHECK: "false", VACUUM_LOGGING: "true"}):
-        _keep_tables(spark, settings, retain_hours, report)
-    return report
+        return _keep_tables(spark, settings, retain_hours)
 
 
-def _keep_tables(spark: SparkSession, settings: Settings, retain_hours: float,
-                 report: HousekeepingReport) -> None:
+def _keep_tables(spark: SparkSession, settings: Settings,
+                 retain_hours: float) -> HousekeepingReport:
     from delta.tables import DeltaTable
 
     from aspen.lake.tables import table_exists
 
+    report = HousekeepingReport()
     for name in known_tables():
         if not table_exists(spark, settings, name):
             continue
@@ -86,6 +85,7 @@ def _keep_tables(spark: SparkSession, settings: Settings, retain_hours: float,
         report.compacted[name] = int(metrics[0] or 0) if metrics else 0
         table.vacuum(retain_hours)
         report.vacuumed[name] = _files_deleted_by_last_vacuum(table)
+    return report
 
 
 def _files_deleted_by_last_vacuum(table: DeltaTable) -> int:
