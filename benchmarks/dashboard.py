@@ -43,7 +43,7 @@ from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.runtime import LocalRuntime
 from aspen.errors import UnknownKeyError
 from aspen.generators.topology import TransitStubParams, transit_stub
-from aspen.pipeline.deltars import read_table, table_exists, write_table
+from aspen.lake.deltars import read_table, table_exists, write_table
 from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings

@@ -13,8 +13,8 @@ from aspen.bench.peers import networkx_reachable, spark_df_closure
 from aspen.bench.spark_runtime import RECOMPUTED, recompute_from_lake
 from aspen.generators.records import link_delete, link_insert
 from aspen.lake.apply import last_applied_batch
+from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.deltars import read_table
 from aspen.settings import Settings
 
 pytestmark = pytest.mark.spark

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from dashboard_apptest import open_page
 
-from aspen.pipeline.deltars import write_table
+from aspen.lake.deltars import write_table
 from aspen.pipeline.view_tables import view_frame
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings

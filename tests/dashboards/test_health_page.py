@@ -17,7 +17,7 @@ from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
-from aspen.pipeline.deltars import write_table
+from aspen.lake.deltars import write_table
 from aspen.settings import Settings
 
 HEALTH = "pages/health.py"

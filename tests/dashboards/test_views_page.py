@@ -18,7 +18,7 @@ from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
-from aspen.pipeline.deltars import write_table
+from aspen.lake.deltars import write_table
 from aspen.pipeline.view_tables import VIEW_NAMES, view_frame
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from aspen.cli.main import main
+from aspen.lake.deltars import read_table
 from aspen.lake.expire import expire_due
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.deltars import read_table
 from aspen.pipeline.maintain_spark import maintain_spark
 from aspen.pipeline.verify import verify_lake
 

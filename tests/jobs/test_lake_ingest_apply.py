@@ -191,7 +191,7 @@ def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_
         spark, lake: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Under TINY_TABLE_BYTES of registry the apply's queries run with TINY_DATA_SQL_CONF, above
     it with the application's own conf; after either, the session has its own conf back."""
-    from aspen.pipeline.deltars import data_bytes
+    from aspen.lake.deltars import data_bytes
     from aspen.spark import session as session_module
 
     compiled = {"spark.sql.adaptive.enabled": "true", "spark.sql.codegen.wholeStage": "true",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
-from aspen.pipeline.deltars import read_table
 from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.verify import verify_lake

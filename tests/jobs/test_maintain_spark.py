@@ -23,10 +23,10 @@ from aspen.engine.node import NodeRuntime
 from aspen.engine.rounds import state_digest
 from aspen.engine.runtime import LocalRuntime
 from aspen.errors import InjectedCrash
+from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
-from aspen.pipeline.deltars import read_table
 from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.maintain_spark import NODE_STATE, _round_conf, maintain_spark
 from aspen.pipeline.spark_rounds import read_stored_state

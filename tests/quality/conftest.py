@@ -55,7 +55,7 @@ def maintained_lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Settings
     settings = Settings(lake=str(root / "lake"))
     ingest_files(spark, settings, [_write(root / "updates.jsonl", FIRST + THEN)])
     report = maintain_local(settings, spark=spark, partitions=2, mode="lazy")
-    from aspen.pipeline.deltars import read_table
+    from aspen.lake.deltars import read_table
 
     assert report.batch_id == 1
     registry = read_table(settings, "variables")

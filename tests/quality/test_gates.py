@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from aspen.cli.main import main as aspen_main
-from aspen.pipeline.deltars import read_table, write_table
+from aspen.lake.deltars import read_table, write_table
 from aspen.quality import RESULTS_TABLE, run_expectations
 from aspen.settings import Settings
 

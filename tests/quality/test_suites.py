@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from aspen.pipeline.deltars import read_table
+from aspen.lake.deltars import read_table
 from aspen.quality import ALL_SUITES, RESULTS_TABLE, run_expectations
 from aspen.quality.derived import add_path_columns
 from aspen.quality.gx_validate import GxValidator

@@ -48,7 +48,7 @@ NODE_SUMS = ("time_s", "decode_s", "decodes", "replayed", "dumps", "publish_dump
 
 
 def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
-    from aspen.pipeline.deltars import read_table
+    from aspen.lake.deltars import read_table
 
     frame = read_table(settings, "metrics")
     batch = frame[frame["batch_id"] == batch_id]
@@ -62,7 +62,7 @@ def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
 
 def _pairs(settings: Any, table: str) -> set[tuple[str, str]]:
     """The ``(src, dst)`` rows of a Delta table (delta-rs, two columns)."""
-    from aspen.pipeline.deltars import read_table
+    from aspen.lake.deltars import read_table
 
     frame = read_table(settings, table, columns=["src", "dst"])
     return set(zip(frame["src"], frame["dst"], strict=True))
@@ -80,7 +80,7 @@ def recompute_from_lake(spark: Any, settings: Any, apply: bool = True) -> int:
     from aspen.bench.peers import spark_df_closure
     from aspen.lake import tables
     from aspen.lake.apply import apply_pending
-    from aspen.pipeline.deltars import row_count
+    from aspen.lake.deltars import row_count
 
     if apply:
         apply_pending(spark, settings)

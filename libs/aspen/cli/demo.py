@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _report(settings: Settings) -> None:
-    from aspen.pipeline.deltars import read_table, table_exists
+    from aspen.lake.deltars import read_table, table_exists
     from aspen.pipeline.verify import verify_lake
 
     print(f"3. the lake at {settings.lake_uri}:")

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.pipeline.deltars import read_table
+    from aspen.lake.deltars import read_table
     from aspen.pipeline.view_tables import VIEW_COLUMNS, check_view, row_to_tuple
 
     view = check_view(args.view)

@@ -1,4 +1,5 @@
-"""The Delta lake layer: table schemas, record validation, ingestion with quarantine, apply."""
+"""The Delta lake layer: table schemas, record validation, ingestion with quarantine, apply, and
+reads and small writes without a JVM (delta-rs)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from aspen.engine.batch import BaseFact, Batch
 from aspen.lake import tables
+from aspen.lake.deltars import data_bytes
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_key
 from aspen.settings import Settings
 from aspen.spark.python_worker import prepare_worker
@@ -225,9 +226,9 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     """
     if not tables.table_exists(spark, settings, tables.INGEST_FILES):
         return ApplyReport(batches=[], updates=0)
-    from aspen.pipeline.deltars import data_bytes  # the Delta log through delta-rs: no Spark job
 
-    with temporary_conf(spark, sql_conf_for_tables(data_bytes(settings, tables.VARIABLES))):
+    registry_bytes = data_bytes(settings, tables.VARIABLES)  # the Delta log via delta-rs: no job
+    with temporary_conf(spark, sql_conf_for_tables(registry_bytes)):
         return _apply_pending(spark, settings)
 
 

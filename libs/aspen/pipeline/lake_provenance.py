@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aspen.errors import ConfigError, UnknownKeyError
-from aspen.pipeline.deltars import read_table, table_exists
+from aspen.lake.deltars import read_table, table_exists
 from aspen.pipeline.view_tables import VIEW_COLUMNS, VIEW_NAMES, check_view, row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings

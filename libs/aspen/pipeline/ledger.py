@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from aspen.pipeline.deltars import read_table, table_exists, table_version, write_table
+from aspen.lake.deltars import read_table, table_exists, table_version, write_table
 from aspen.settings import Settings
 
 __all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed", "restore_uncommitted"]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError, EngineError
+from aspen.lake.deltars import read_table, replace_batch, table_exists, write_table
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import batch_between
-from aspen.pipeline.deltars import read_table, replace_batch, table_exists, write_table
 from aspen.pipeline.view_tables import VIEW_NAMES, view_frame
 from aspen.settings import Settings
 
@@ -176,7 +176,7 @@ def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[st
     metric, value); node -1 holds the totals. Both runtimes write through here.
 
     >>> write_metrics(lake, 3, {0: {"messages": 7.0}}, {"wall_seconds": 1.5})
-    >>> from aspen.pipeline.deltars import read_table
+    >>> from aspen.lake.deltars import read_table
     >>> read_table(lake, "metrics").sort_values("node").to_dict("records")
     [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, {'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
     """

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.engine.rounds import host_of
 from aspen.errors import ConfigError, LakeError
-from aspen.pipeline import ledger
-from aspen.pipeline.deltars import (
+from aspen.lake.deltars import (
     column_maxima,
     partition_columns,
     read_table,
@@ -53,6 +52,7 @@ from aspen.pipeline.deltars import (
     table_exists,
     table_version,
 )
+from aspen.pipeline import ledger
 from aspen.pipeline.faults import crash_point, task_crash_point
 from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aspen.lake.deltars import read_table, table_exists
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
-from aspen.pipeline.deltars import read_table, table_exists
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
 from aspen.settings import Settings
 

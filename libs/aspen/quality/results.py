@@ -65,6 +65,6 @@ def write_results(
     settings: Settings, batch_id: int, outcomes: Sequence[Outcome], checked_at: datetime
 ) -> None:
     """Replace the rows of ``batch_id`` in ``expectation_results`` by ``outcomes``."""
-    from aspen.pipeline.deltars import replace_batch
+    from aspen.lake.deltars import replace_batch
 
     replace_batch(settings, RESULTS_TABLE, results_frame(batch_id, outcomes, checked_at), batch_id)

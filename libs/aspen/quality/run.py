@@ -66,7 +66,7 @@ def check_table(
 
 
 def _load(settings: Settings, suites: Sequence[TableSuite]) -> tuple[dict, dict]:
-    from aspen.pipeline.deltars import read_table, table_exists
+    from aspen.lake.deltars import read_table, table_exists
 
     frames: dict[str, pd.DataFrame] = {}
     unreadable: dict[str, str] = {}

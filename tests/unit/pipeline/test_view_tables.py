@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aspen.errors import UnknownViewError
-from aspen.pipeline.deltars import read_table, write_table
+from aspen.lake.deltars import read_table, write_table
 from aspen.pipeline.view_tables import VIEW_COLUMNS, row_to_tuple, view_frame
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aspen.errors import LakeError
-from aspen.pipeline.deltars import column_max, read_table, write_table
+from aspen.lake.deltars import column_max, read_table, write_table
 from aspen.settings import Settings
 
 BATCHES = st.lists(st.none() | st.integers(0, 10**6), min_size=1, max_size=8)
