@@ -6,9 +6,9 @@ last applied one (``apply_state``), in ``seq`` order, and makes the base tables 
 1. the **pre-state**: registry instances live as of the last applied batch ``L`` (born at or
    before ``L``, not dead at or before ``L``, not expired), restricted to the keys the pending
    updates touch;
-2. the **fold**: ``groupBy(relation, key).applyInPandas(fold_key)`` folds each key's updates, in
-   seq order, over its live instances (:mod:`aspen.lake.fold`); keys are independent, so this
-   runs distributed;
+2. the **fold**: each key's updates, in seq order, over its live instances
+   (:mod:`aspen.lake.fold`); keys are independent, so this runs distributed, many keys per
+   Python call (``repartition(relation, key)``, sorted, ``mapInPandas(fold_sorted)``);
 3. MERGE the births and deaths into ``variables`` (on ``var``), each touched base table (insert
    born-and-alive instances, delete killed ones, on ``var``) and ``apply_notes`` (on ``seq``),
    the tables concurrently;
@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING
 from aspen.engine.batch import BaseFact, Batch
 from aspen.lake import tables
 from aspen.lake.deltars import data_bytes
-from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_key
+from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_sorted
 from aspen.settings import Settings
 from aspen.spark.python_worker import prepare_worker
 from aspen.spark.session import sql_conf_for_tables, temporary_conf
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     import pandas as pd
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -52,6 +52,8 @@ __all__ = [
     "ApplyReport",
     "BatchChanges",
     "apply_pending",
+    "fold_changes",
+    "fold_input",
     "last_applied_batch",
     "pending_changes",
     "live_instances",
@@ -131,10 +133,10 @@ def _pre_state(spark: SparkSession, settings: Settings, last: int) -> DataFrame:
     return registry.where((F.col("inserted_batch") <= last) & alive)
 
 
-def _fold_key_task(group: pd.DataFrame) -> pd.DataFrame:
-    """:func:`~aspen.lake.fold.fold_key` as a Spark task runs it (its worker prepared)."""
+def _fold_partition_task(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """:func:`~aspen.lake.fold.fold_sorted` as a Spark task runs it (its worker prepared)."""
     prepare_worker()
-    return fold_key(group)
+    return fold_sorted(frames)
 
 
 def _fold_input(updates: DataFrame, state: DataFrame) -> DataFrame:
@@ -161,6 +163,40 @@ def _fold_input(updates: DataFrame, state: DataFrame) -> DataFrame:
         *nulls,
     )
     return state_rows.unionByName(update_rows)
+
+
+def fold_input(spark: SparkSession, settings: Settings, after: int, through: int) -> DataFrame:
+    """The fold's input for the ingest batches in (``after``, ``through``]: their updates and the
+    instances live after batch ``after`` of the keys they touch, with the ``kind`` column
+    :func:`~aspen.lake.fold.fold_key` reads.
+
+    >>> fold_input(spark, Settings(lake="/tmp/lake"), 0, 1).count()  # doctest: +SKIP
+    5
+    """
+    from pyspark.sql import functions as F
+
+    updates = (
+        tables.read_table(spark, settings, tables.UPDATES)
+        .where((F.col("batch_id") > after) & (F.col("batch_id") <= through))
+        .withColumn("key", _key_column(F.col("relation")))
+    )
+    return _fold_input(updates, _pre_state(spark, settings, after))
+
+
+def fold_changes(rows: DataFrame) -> DataFrame:
+    """The changes of every key in ``rows`` (a :func:`fold_input`), as
+    :data:`~aspen.lake.fold.FOLD_OUTPUT_DDL` rows, many keys per Python call: a key's rows go to
+    one partition, next to each other, and :func:`~aspen.lake.fold.fold_sorted` folds the
+    partition's stream. Not materialized.
+
+    >>> fold_changes(fold_input(spark, settings, 0, 1)).count()  # doctest: +SKIP
+    4
+    """
+    return (
+        rows.repartition("relation", "key")
+        .sortWithinPartitions("relation", "key")
+        .mapInPandas(_fold_partition_task, FOLD_OUTPUT_DDL)
+    )
 
 
 def _merge_registry(spark: SparkSession, settings: Settings, instances: DataFrame) -> None:
@@ -251,18 +287,7 @@ def _apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     if not per_batch:
         return ApplyReport(batches=[], updates=0)
     pending = sorted(per_batch)
-    through = pending[-1]
-    updates = (
-        tables.read_table(spark, settings, tables.UPDATES)
-        .where((F.col("batch_id") > last) & (F.col("batch_id") <= through))
-        .withColumn("key", _key_column(F.col("relation")))
-    )
-    changes = (
-        _fold_input(updates, _pre_state(spark, settings, last))
-        .groupBy("relation", "key")
-        .applyInPandas(_fold_key_task, FOLD_OUTPUT_DDL)
-        .localCheckpoint()
-    )
+    changes = fold_changes(fold_input(spark, settings, last, pending[-1])).localCheckpoint()
     instances = changes.where(F.col("row_kind") == "instance")
     notes = changes.where(F.col("row_kind") == "note")
 

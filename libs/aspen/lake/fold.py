@@ -1,7 +1,8 @@
 """The per-key fold of apply: one tuple key's live instances + its new updates → changes.
 
-Pure pandas (it runs inside ``groupBy(relation, key).applyInPandas`` on the executors, and in
-unit tests without Spark). Semantics (design.md decision 4, docs/decisions.md):
+Pure Python and pandas: :func:`fold_sorted` runs inside ``mapInPandas`` on the executors over
+partitions sorted by key, folding many keys per call; :func:`fold_key` folds one key's frame
+(unit tests, without Spark). Semantics (design.md decision 4, docs/decisions.md):
 
 - insert of a key with no live instance → a new instance, variable ``v{seq}``;
 - insert of a live key with the same values → renewal: a new instance beside the old ones;
@@ -30,13 +31,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pandas as pd
 
 from aspen.lake.tables import BASE_VALUE_COLUMNS
 
-__all__ = ["FOLD_OUTPUT_DDL", "FOLD_OUTPUT_COLUMNS", "fold_key", "describe_key"]
+__all__ = ["FOLD_OUTPUT_DDL", "FOLD_OUTPUT_COLUMNS", "describe_key", "fold_key", "fold_sorted"]
 
 #: Columns of the fold's output: registry columns, typed value columns, the row kind and notes.
 FOLD_OUTPUT_DDL = (
@@ -82,7 +84,40 @@ def fold_key(group: pd.DataFrame) -> pd.DataFrame:
     :data:`FOLD_OUTPUT_COLUMNS`: one ``instance`` row per instance born or killed here and one
     ``note`` row per ignored delete.
     """
-    rows = group.to_dict("records")
+    return _frame(_fold_rows(group.to_dict("records")))
+
+
+def fold_sorted(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """Fold a stream of rows sorted by (``relation``, ``key``) — a partition of the fold's input
+    after ``sortWithinPartitions`` — key by key, as :func:`fold_key` folds each; a key's rows may
+    span two frames of the stream. One output frame per input frame that completes a key.
+
+    >>> import pandas as pd
+    >>> def insert(seq, src):
+    ...     return {"kind": 1, "relation": "link", "key": f'["{src}","b"]', "seq": seq,
+    ...             "batch_id": 1, "op": "insert", "src": src, "dst": "b", "cost": 1.0,
+    ...             "ttl_s": None, "event_time": None, "ingested_at": pd.Timestamp("2026-01-01")}
+    >>> stream = [pd.DataFrame([insert(1, "a"), insert(2, "c")]), pd.DataFrame([insert(3, "c")])]
+    >>> [frame["var"].tolist() for frame in fold_sorted(stream)]
+    [['v1'], ['v2', 'v3']]
+    """
+    pending: list[dict[str, Any]] = []  # the rows of the key the last frame ended in
+    for frame in frames:
+        out: list[dict[str, Any]] = []
+        for row in frame.to_dict("records"):
+            if pending and (row["relation"], row["key"]) != (
+                    pending[0]["relation"], pending[0]["key"]):
+                out += _fold_rows(pending)
+                pending = []
+            pending.append(row)
+        if out:
+            yield _frame(out)
+    if pending:
+        yield _frame(_fold_rows(pending))
+
+
+def _fold_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`fold_key` on the records of one key, giving output records."""
     relation = str(rows[0]["relation"])
     key_json = str(rows[0]["key"])
     layout = BASE_VALUE_COLUMNS[relation]
@@ -146,7 +181,12 @@ def fold_key(group: pd.DataFrame) -> pd.DataFrame:
         }
         record.update(dict(zip(layout, instance["values"], strict=True)))
         out.append(record)
-    frame = pd.DataFrame(out + notes, columns=list(FOLD_OUTPUT_COLUMNS))
+    return out + notes
+
+
+def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Output records as a frame of :data:`FOLD_OUTPUT_DDL`'s columns and types."""
+    frame = pd.DataFrame(records, columns=list(FOLD_OUTPUT_COLUMNS))
     for name in ("inserted_batch", "inserted_seq", "deleted_batch", "deleted_seq",
                  "note_batch", "note_seq", "born", "row_kind", "var", "relation", "key",
                  "values", "death", "src", "dst", "id", "region", "note"):

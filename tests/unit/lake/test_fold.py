@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from aspen.lake.fold import FOLD_OUTPUT_COLUMNS, fold_key
+from aspen.lake.fold import FOLD_OUTPUT_COLUMNS, fold_key, fold_sorted
 
 T0 = pd.Timestamp("2026-01-01 00:00:00")
 
@@ -73,3 +75,26 @@ def test_ttl_and_event_time_give_expiry() -> None:
     assert out["v1"]["inserted_at"] == event
     assert out["v1"]["expires_at"] == event + pd.Timedelta(seconds=600)
     assert out["v2"]["expires_at"] == T0 + pd.Timedelta(seconds=30)  # ingested_at + ttl
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["insert", "delete"]),
+                           st.sampled_from([1.0, 2.0])), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(min_value=0, max_value=12), max_size=4),
+)
+def test_a_sorted_stream_folds_key_by_key_wherever_its_frames_are_cut(
+        ops: list[tuple[str, str, float]], cuts: list[int]) -> None:
+    updates = [update(seq, op, key=f'["{src}","z"]', src=src, dst="z", cost=cost)
+               for seq, (src, op, cost) in enumerate(ops, start=1)]
+    ordered = pd.DataFrame(sorted(updates, key=lambda r: r["key"]))
+    bounds = sorted({0, len(ordered), *(c for c in cuts if c < len(ordered))})
+    stream = [ordered.iloc[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    expected = [r for _, group in ordered.groupby("key", sort=True) for r in records(fold_key(group))]
+    folded = [r for frame in fold_sorted(stream) for r in records(frame)]
+    assert folded == expected
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """The frame's rows, every missing value as None."""
+    return [{c: None if pd.isna(v) else v for c, v in r.items()} for r in frame.to_dict("records")]
