@@ -10,6 +10,7 @@ from deltalake import DeltaTable
 
 from aspen.errors import ConfigError
 from aspen.lake import tables
+from aspen.lake.deltars import commit_after
 from aspen.lake.housekeeping import RETENTION_CHECK, housekeep
 from aspen.settings import Settings
 from aspen.spark.session import temporary_conf
@@ -39,6 +40,14 @@ def test_housekeeping_compacts_and_vacuums_every_table_and_restores_the_check(
     folder = lake.local_table_path("link")  # the three small files are gone from storage too
     assert folder is not None and len(list(Path(folder).glob("*.parquet"))) == 1
     assert report.lines()[0].split()[0] in report.compacted
+
+    # the count is found past another writer's commit after the VACUUM
+    start = min(e["version"] for e in link.history() if e["operation"] == "VACUUM START")
+    spark.createDataFrame([row], schema).write.format("delta").mode("append").save(
+        lake.table_uri("link"))
+    end = commit_after(lake, "link", start - 1, "VACUUM END")
+    assert end is not None and end["version"] < DeltaTable(lake.table_uri("link")).version()
+    assert int(end["operationMetrics"]["numDeletedFiles"]) == report.vacuumed["link"]
 
 
 def test_a_negative_retention_is_refused(spark, lake: Settings) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "column_maxima", "data_bytes", "partition_columns", "read_table",
+    "column_max", "column_maxima", "commit_after", "data_bytes", "partition_columns", "read_table",
     "replace_batch", "row_count", "table_columns", "table_exists", "table_version", "write_table",
 ]
 
@@ -62,6 +62,29 @@ def partition_columns(settings: Settings, name: str) -> list[str]:
 def table_version(settings: Settings, name: str) -> int:
     """The latest Delta version of table ``name``."""
     return _open(settings, name).version()
+
+
+def commit_after(settings: Settings, name: str, version: int,
+                 operation: str) -> dict[str, Any] | None:
+    """The first commit of ``operation`` after ``version`` of table ``name`` (its commit info
+    from the Delta log: ``version``, ``operationMetrics`` …), or None; other writers' commits
+    in between are passed over.
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> for mode in ("overwrite", "append", "append"):
+    ...     write_table(lake, "t", pd.DataFrame({"a": [1]}), mode=mode)
+    >>> commit_after(lake, "t", 0, "WRITE")["version"], commit_after(lake, "t", 2, "WRITE")
+    (1, None)
+    """
+    table = _open(settings, name)
+    newer = table.version() - version
+    if newer <= 0:
+        return None
+    for entry in sorted(table.history(newer), key=lambda e: int(e["version"])):
+        if int(entry["version"]) > version and entry.get("operation") == operation:
+            return entry
+    return None
 
 
 def row_count(settings: Settings, name: str) -> int:

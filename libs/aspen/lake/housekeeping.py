@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
+from aspen.lake.deltars import commit_after, table_version
 from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
 
 __all__ = ["DEFAULT_RETAIN_HOURS", "HousekeepingReport", "housekeep", "known_tables"]
@@ -83,15 +83,16 @@ def _keep_tables(spark: SparkSession, settings: Settings,
         table = DeltaTable.forPath(spark, settings.table_uri(name))
         metrics = table.optimize().executeCompaction().select("metrics.numFilesRemoved").first()
         report.compacted[name] = int(metrics[0] or 0) if metrics else 0
+        before = table_version(settings, name)
         table.vacuum(retain_hours)
-        report.vacuumed[name] = _files_deleted_by_last_vacuum(table)
+        report.vacuumed[name] = _files_deleted_by_vacuum(settings, name, before)
     return report
 
 
-def _files_deleted_by_last_vacuum(table: DeltaTable) -> int:
-    """The data files the VACUUM just run deleted, from its ``VACUUM END`` entry in the
-    table's history (the command itself returns no rows)."""
-    entry = table.history(1).select("operation", "operationMetrics").first()
-    if entry is None or entry["operation"] != "VACUUM END":
-        return 0  # another writer committed after it (rare: housekeeping runs alone)
-    return int((entry["operationMetrics"] or {}).get("numDeletedFiles", 0))
+def _files_deleted_by_vacuum(settings: Settings, name: str, before: int) -> int:
+    """The data files deleted by the VACUUM run on version ``before`` of table ``name``, from
+    its ``VACUUM END`` commit in the Delta log (the command itself returns no rows), past any
+    other writer's commits since."""
+    entry = commit_after(settings, name, before, "VACUUM END")
+    metrics = (entry or {}).get("operationMetrics") or {}
+    return int(metrics.get("numDeletedFiles", 0))
