@@ -1,4 +1,5 @@
-"""Shared fixtures: ONE session-scoped SparkSession (Delta, local jars) and a fresh lake per test.
+"""Shared fixtures: ONE session-scoped SparkSession per pytest process (Delta, local jars; ``make
+test`` runs two worker processes, pytest-xdist) and a fresh lake per test.
 
 The session starts lazily (≈10 s) the first time a test asks for ``spark``; tests that do not
 use Spark never pay for it. Spark tests are marked ``@pytest.mark.spark``.
@@ -39,10 +40,11 @@ def _tiny_data_spark_defaults(tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """The one SparkSession of the test run (master ``local[2]`` unless SPARK_MASTER says else)."""
+    """The one SparkSession of this pytest process (master ``local[2]`` unless SPARK_MASTER says
+    else)."""
     from aspen.spark.session import TEST_CONF, get_spark
 
-    # stack-notes §5: small, deterministic, quiet, one JVM for the whole run
+    # stack-notes §5: small, deterministic, quiet, one JVM for the process's whole run
     session = get_spark("aspen-tests", extra_conf=TEST_CONF)
     yield session
     session.stop()

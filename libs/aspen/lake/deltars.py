@@ -1,7 +1,9 @@
-"""Reading lake tables without a JVM, through delta-rs (``deltalake``).
+"""Reading lake tables and their Delta logs without a JVM, through delta-rs (``deltalake``).
 
 Commands that only read (``show``, ``explain``, ``what-if``, ``verify``) and the dashboard use
-this; Spark writes the log and base tables, and all tables stay at Delta reader version 1.
+this, and the Spark jobs for what the log alone tells (a table's size for the apply's conf, a
+VACUUM's count for housekeeping: no Spark job); Spark writes the log and base tables, and all
+tables stay at Delta reader version 1.
 
 >>> from aspen.settings import Settings
 >>> table_exists(Settings(lake="/nonexistent/lake"), "updates")

@@ -90,7 +90,8 @@ def fold_key(group: pd.DataFrame) -> pd.DataFrame:
 def fold_sorted(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Fold a stream of rows sorted by (``relation``, ``key``) — a partition of the fold's input
     after ``sortWithinPartitions`` — key by key, as :func:`fold_key` folds each; a key's rows may
-    span two frames of the stream. One output frame per input frame that completes a key.
+    run on over several frames of the stream. One output frame per input frame that completes
+    a key.
 
     >>> import pandas as pd
     >>> def insert(seq, src):
