@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,13 +83,19 @@ def test_ttl_and_event_time_give_expiry() -> None:
 @given(
     ops=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["insert", "delete"]),
                            st.sampled_from([1.0, 2.0])), min_size=1, max_size=12),
-    cuts=st.lists(st.integers(min_value=0, max_value=12), max_size=4),
+    live_before=st.sets(st.sampled_from(["a", "b", "c"])),
+    cuts=st.lists(st.integers(min_value=0, max_value=15), max_size=4),
+    rng=st.randoms(use_true_random=False),
 )
 def test_a_sorted_stream_folds_key_by_key_wherever_its_frames_are_cut(
-        ops: list[tuple[str, str, float]], cuts: list[int]) -> None:
-    updates = [update(seq, op, key=f'["{src}","z"]', src=src, dst="z", cost=cost)
-               for seq, (src, op, cost) in enumerate(ops, start=1)]
-    ordered = pd.DataFrame(sorted(updates, key=lambda r: r["key"]))
+        ops: list[tuple[str, str, float]], live_before: set[str], cuts: list[int],
+        rng: random.Random) -> None:
+    rows = [update(seq, op, key=f'["{src}","z"]', src=src, dst="z", cost=cost)
+            for seq, (src, op, cost) in enumerate(ops, start=1)]
+    rows += [live(f"v0{src}", 0, f'["{src}","z",1.0]', key=f'["{src}","z"]')
+             for src in sorted(live_before)]
+    rng.shuffle(rows)  # sorted by key only, as sortWithinPartitions leaves a key's rows
+    ordered = pd.DataFrame(sorted(rows, key=lambda r: r["key"]))
     bounds = sorted({0, len(ordered), *(c for c in cuts if c < len(ordered))})
     stream = [ordered.iloc[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     expected = [r for _, group in ordered.groupby("key", sort=True) for r in records(fold_key(group))]
