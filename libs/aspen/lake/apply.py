@@ -139,7 +139,7 @@ def _fold_partition_task(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFram
     return fold_sorted(frames)
 
 
-def _fold_input(updates: DataFrame, state: DataFrame) -> DataFrame:
+def _updates_and_live_instances(updates: DataFrame, state: DataFrame) -> DataFrame:
     """Updates (kind 1) and the live instances of the keys they touch (kind 0), one frame."""
     from pyspark.sql import functions as F
 
@@ -180,7 +180,7 @@ def fold_input(spark: SparkSession, settings: Settings, after: int, through: int
         .where((F.col("batch_id") > after) & (F.col("batch_id") <= through))
         .withColumn("key", _key_column(F.col("relation")))
     )
-    return _fold_input(updates, _pre_state(spark, settings, after))
+    return _updates_and_live_instances(updates, _pre_state(spark, settings, after))
 
 
 def fold_changes(rows: DataFrame) -> DataFrame:

@@ -107,9 +107,11 @@ def data_bytes(settings: Settings, name: str) -> int:
     >>> data_bytes(lake, "t") > 0
     True
     """
-    if not table_exists(settings, name):
+    try:
+        table = _open(settings, name)  # one read of the log, not one to check and one to sum
+    except TableMissingError:
         return 0
-    actions = _open(settings, name).get_add_actions(flatten=True)
+    actions = table.get_add_actions(flatten=True)
     return int(sum(actions.column("size_bytes").to_pylist()))
 
 
