@@ -28,7 +28,7 @@ from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
 from aspen.pipeline.maintain_local import maintain_local
-from aspen.pipeline.maintain_spark import NODE_STATE, _round_conf, maintain_spark
+from aspen.pipeline.maintain_spark import NODE_STATE, maintain_spark, round_conf
 from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
@@ -302,7 +302,7 @@ def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_ba
                 "spark.sql.codegen.factoryMode": "FALLBACK", "spark.sql.shuffle.partitions": "7"}
     assert set(TINY_DATA_SQL_CONF) < set(compiled)
     with temporary_conf(spark, compiled):  # the test session's own conf back after
-        with _round_conf(spark, 3):
+        with round_conf(spark, 3):
             assert {name: spark.conf.get(name) for name in TINY_DATA_SQL_CONF} == \
                 TINY_DATA_SQL_CONF
             assert spark.conf.get("spark.sql.shuffle.partitions") == "3"

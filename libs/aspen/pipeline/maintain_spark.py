@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["NODE_STATE", "SparkBatchStats", "default_hosts", "maintain_spark"]
+__all__ = ["NODE_STATE", "SparkBatchStats", "default_hosts", "maintain_spark", "round_conf"]
 
 NODE_STATE = "node_state"
 #: Columns a node_state table written by this version has (an older table is rebuilt). Two rows
@@ -250,7 +250,7 @@ def _host_key(spark: SparkSession, hosts: int) -> Column:
     return F.element_at(keys, (F.col("node") % F.lit(hosts) + F.lit(1)).cast("int")).alias("host")
 
 
-def _round_conf(spark: SparkSession, hosts: int) -> AbstractContextManager[None]:
+def round_conf(spark: SparkSession, hosts: int) -> AbstractContextManager[None]:
     """While rounds and the publish run: a shuffle partition per host, each host its own task,
     and the tiny-data SQL settings (:data:`~aspen.spark.session.TINY_DATA_SQL_CONF`); the
     session's conf is put back after.
@@ -261,7 +261,11 @@ def _round_conf(spark: SparkSession, hosts: int) -> AbstractContextManager[None]
     a job of its own and would coalesce the hosts' shuffle partitions into one task (measured
     at 1,000 nodes: a deletion's round of 12 nodes ran as one 41 s task). The write phase,
     whose MERGEs join a batch's changes against whole views, keeps the session's conf
-    (docs/decisions.md, "Session 20")."""
+    (docs/decisions.md, "Session 20").
+
+    Example (needs a session, so not a doctest): inside ``with round_conf(spark, 2):``,
+    ``spark.conf.get("spark.sql.shuffle.partitions")`` is ``'2'``; after it, what it was.
+    """
     return temporary_conf(spark, {"spark.sql.shuffle.partitions": str(hosts), **TINY_DATA_SQL_CONF})
 
 
@@ -291,7 +295,7 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
     A round's input is the state rows of the nodes of the hosts it runs (those with mail, and
     in a flush round those with buffered MinShip entries) and the mail, both read from
     checkpoints, so the plan stays one shuffle deep however many rounds a batch takes."""
-    with _round_conf(spark, config.hosts or config.partitions):
+    with round_conf(spark, config.hosts or config.partitions):
         return _rounds_to_quiescence(spark, rows, mail, first_active, config, stats)
 
 
@@ -670,7 +674,7 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
         task_crash_point("task:after-publish")
         return out
 
-    with _round_conf(spark, hosts):
+    with round_conf(spark, hosts):
         published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
             publish, ROUND_DDL).localCheckpoint(eager=True)
     state_rows.release()
