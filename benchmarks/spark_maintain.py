@@ -45,7 +45,7 @@ def _line(row: dict[str, Any], build_s: float) -> str:
             f"{row.get('apply_seconds', 0):.1f} | {row.get('rounds_seconds', 0):.1f} | "
             f"{row.get('publish_seconds', 0) + row.get('write_seconds', 0):.1f} | "
             f"{row['rounds']:.0f} | {row['spark_jobs']:.0f} | {row['rows_shipped']:.0f} | "
-            f"{row['dred_messages']:.0f} | {ratio_rows:.0f}× | {row.get('dred_s', 0) * 1000:.0f} | "
+            f"{row['dred_messages']:.0f} | {ratio_rows:.{0 if ratio_rows >= 10 else 2}f}× | {row.get('dred_s', 0) * 1000:.0f} | "
             f"{row.get('recompute_s', float('nan')):.1f} | {ratio_time:.2f} | "
             f"{row.get('recompute_lake_s', float('nan')):.1f} | {ratio_lake:.2f} | "
             f"{build_s / row['wall_seconds']:.2f} |")
