@@ -41,11 +41,12 @@ def _line(row: dict[str, Any], build_s: float) -> str:
     ratio_rows = row.get("dred_messages", 0) / max(1.0, row.get("rows_shipped", 0.0))
     ratio_time = row.get("recompute_s", float("nan")) / row["wall_seconds"]
     ratio_lake = row.get("recompute_lake_s", float("nan")) / row["wall_seconds"]
+    rows_text = f"{ratio_rows:.0f}" if ratio_rows >= 10 else f"{ratio_rows:.2f}"  # inserts: < 1
     return (f"| {row['kind']} | {row['size']} | {row['wall_seconds']:.1f} | "
             f"{row.get('apply_seconds', 0):.1f} | {row.get('rounds_seconds', 0):.1f} | "
             f"{row.get('publish_seconds', 0) + row.get('write_seconds', 0):.1f} | "
             f"{row['rounds']:.0f} | {row['spark_jobs']:.0f} | {row['rows_shipped']:.0f} | "
-            f"{row['dred_messages']:.0f} | {ratio_rows:.{0 if ratio_rows >= 10 else 2}f}× | {row.get('dred_s', 0) * 1000:.0f} | "
+            f"{row['dred_messages']:.0f} | {rows_text}× | {row.get('dred_s', 0) * 1000:.0f} | "
             f"{row.get('recompute_s', float('nan')):.1f} | {ratio_time:.2f} | "
             f"{row.get('recompute_lake_s', float('nan')):.1f} | {ratio_lake:.2f} | "
             f"{build_s / row['wall_seconds']:.2f} |")
@@ -100,7 +101,7 @@ def main() -> None:
         build_s = next((r["wall_seconds"] for r in batches if r["kind"] == "build"), float("nan"))
         lines += [_line(row, build_s) for row in batches]
         lines.append("")
-        print("\n".join(lines[-(len(result.get("batches", [])) + 5):]), flush=True)
+        print("\n".join(lines[-(len(batches) + 5):]), flush=True)
         (out / "results.json").write_text(json.dumps(records, indent=1))
         (out / "summary.md").write_text("\n".join(lines) + "\n")
 
