@@ -2,102 +2,32 @@
 
 The same workload on 1, 4 and 12 partitions gives the views and the provenance functions of
 ``--runtime local`` and of from-scratch evaluation; the tables stay readable by delta-rs at reader
-version 1; a batch crashed at any of several points reruns to the same result; switching runtime
-rebuilds.
+version 1; switching runtime rebuilds; the rounds run with their own SQL conf. Crashed batches and
+their reruns: ``test_maintain_spark_reruns.py``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
+from spark_lake_workload import assert_views_exact, ingest, workload
 
-from aspen.engine.batch import Batch
 from aspen.engine.node import NodeRuntime
 from aspen.engine.rounds import state_digest
-from aspen.engine.runtime import LocalRuntime
-from aspen.errors import InjectedCrash
 from aspen.lake.deltars import read_table
-from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
-from aspen.pipeline.changes import live_facts
 from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.maintain_spark import NODE_STATE, maintain_spark, round_conf
 from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
-from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
-from aspen.provenance.bdd import ProvenanceManager
+from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import Settings
 from aspen.spark.phase_meter import jobs_started
 from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
 pytestmark = pytest.mark.spark
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
-
-NODES = [f"n{i}" for i in range(7)]
-SENSORS = [f"s{i}" for i in range(6)]
-
-
-def workload(seed: int, batches: int = 3) -> list[list[dict]]:
-    """A first batch of links, sensors, triggers and seeds, then batches of deletes and inserts."""
-    rng = random.Random(seed)
-    links = sorted({(a, b) for a, b in (rng.sample(NODES, 2) for _ in range(12))})
-    first = [{"op": "insert", "relation": "link", "src": a, "dst": b,
-              "cost": float(rng.randint(1, 4))} for a, b in links]
-    first += [{"op": "insert", "relation": "sensor", "id": s, "x": float(10 * i), "y": 0.0}
-              for i, s in enumerate(SENSORS)]
-    first += [{"op": "insert", "relation": "triggered", "id": s} for s in SENSORS[:5]]
-    first += [{"op": "insert", "relation": "region_seed", "region": "r1", "id": "s0"},
-              {"op": "insert", "relation": "region_seed", "region": "r2", "id": "s4"}]
-    out = [first]
-    for _ in range(batches - 1):
-        batch = [{"op": "delete", "relation": "link", "src": a, "dst": b}
-                 for a, b in rng.sample(links, 2)]
-        a, b = rng.sample(NODES, 2)
-        batch.append({"op": "insert", "relation": "link", "src": a, "dst": b, "cost": 1.0})
-        batch.append({"op": "delete", "relation": "triggered", "id": rng.choice(SENSORS[:5])})
-        out.append(batch)
-    return out
-
-
-def ingest(spark, lake: Settings, path: Path, records: list[dict]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    ingest_files(spark, lake, [path])
-
-
-def functions(lake: Settings, manager: ProvenanceManager) -> dict[str, dict[tuple, object]]:
-    """Every view table: tuple → provenance function decoded into ``manager`` (None if absent)."""
-    out = {}
-    for view in VIEW_NAMES:
-        frame = read_table(lake, view)
-        rows = {}
-        for row in frame.to_dict("records"):
-            key = row_to_tuple(view, row)
-            assert key not in rows, f"{view}{key} stored twice"
-            data = row["provenance"]
-            rows[key] = None if data is None else manager.decode(bytes(data))
-        out[view] = rows
-    return out
-
-
-def assert_views_exact(lake: Settings) -> None:
-    """The lake's views equal from-scratch evaluation (``aspen verify``), and their provenance
-    functions equal those of the in-process runtime run over the live registry instances."""
-    assert verify_lake(lake).ok
-    through = ledger.last_committed(lake).through_ingest_batch
-    runtime = LocalRuntime(views=VIEW_NAMES, partitions=1)
-    runtime.apply(Batch(inserts=tuple(live_facts(read_table(lake, "variables"), through))))
-    runtime.flush()
-    expected = {view: dict(runtime.view(view)) for view in VIEW_NAMES}
-    assert functions(lake, runtime.manager) == expected
 
 
 @pytest.mark.slow
@@ -222,76 +152,6 @@ def assert_stored_bases_read_back(lake: Settings) -> None:
         data = read_stored_state(lake.table_uri(NODE_STATE), table.version(), int(node))
         assert state_digest(data) == bytes(digest)
         assert NodeRuntime.load(data).me == int(node)
-
-
-CRASH_POINTS = [
-    "maintain:after-round-1",
-    "maintain:after-view-cheapest_path",
-    "maintain:before-ledger",
-]
-
-
-@pytest.mark.slow
-def test_a_batch_crashed_anywhere_reruns_to_the_exact_result(spark, lake: Settings,
-                                                             tmp_path: Path, monkeypatch) -> None:
-    batches = workload(seed=7, batches=2)
-    ingest(spark, lake, tmp_path / "1.jsonl", batches[0])
-    maintain_spark(lake, spark=spark, partitions=3)
-    ingest(spark, lake, tmp_path / "2.jsonl", batches[1])
-    for point in CRASH_POINTS:  # the same batch crashes at one point after another
-        monkeypatch.setenv("ASPEN_CRASH_AT", point)
-        with pytest.raises(InjectedCrash):
-            maintain_spark(lake, spark=spark, partitions=3, hosts=2)
-        assert ledger.last_committed(lake).batch_id == 1, point  # not committed
-    monkeypatch.delenv("ASPEN_CRASH_AT")
-    assert maintain_spark(lake, spark=spark, partitions=3, hosts=2).batch_id == 2
-    assert_views_exact(lake)
-
-
-@pytest.mark.slow
-def test_a_spark_submit_job_killed_mid_batch_reruns_to_the_exact_result_with_retried_tasks(
-        spark, lake: Settings, tmp_path: Path) -> None:
-    """The real thing: ``spark-submit jobs/maintain.py`` dies (``os._exit``, as under kill -9)
-    after writing node states but before the views and the ledger; the rerun, a second
-    ``spark-submit`` on a master that retries tasks, with every publish task failing once,
-    restores and ends equal to the oracle."""
-    batches = workload(seed=11, batches=2)
-    ingest(spark, lake, tmp_path / "1.jsonl", batches[0])
-    maintain_spark(lake, spark=spark, partitions=2)
-    ingest(spark, lake, tmp_path / "2.jsonl", batches[1])
-    state_version = DeltaTable(lake.table_uri(NODE_STATE)).version()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
-    env.update(PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}", PYSPARK_PYTHON=sys.executable,
-               ASPEN_CRASH_AT="maintain:after-state", ASPEN_CRASH_MODE="exit")
-    env.pop("SPARK_MASTER", None)
-    result = subprocess.run(
-        [str(VENV_BIN / "spark-submit"), "--master", "local[2]",
-         str(REPO_ROOT / "jobs" / "maintain.py"), "--lake", lake.lake, "--runtime", "spark",
-         "--partitions", "2"],
-        env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path,
-    )
-    assert result.returncode != 0, result.stdout[-2000:]
-    assert ledger.last_committed(lake).batch_id == 1
-    assert DeltaTable(lake.table_uri(NODE_STATE)).version() > state_version  # it did write
-
-    # the rerun, where the publish's tasks fail once after their host process published the
-    # nodes (a master that retries tasks): each retry brings the old journals and meets the
-    # nodes its first attempt advanced, still held by the host process (the rounds' retries,
-    # with the mail in another order, are tested in process: test_rounds_match_local.py)
-    env.update(ASPEN_CRASH_AT="task:after-publish")
-    env.pop("ASPEN_CRASH_MODE")
-    result = subprocess.run(
-        [str(VENV_BIN / "spark-submit"), "--master", "local[2,2]",
-         str(REPO_ROOT / "jobs" / "maintain.py"), "--lake", lake.lake, "--runtime", "spark",
-         "--partitions", "2"],
-        env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert ledger.last_committed(lake).batch_id == 2
-    assert_views_exact(lake)
-    metrics = read_table(lake, "metrics")
-    restores = metrics[(metrics["batch_id"] == 2) & (metrics["metric"] == "publish_restores")]
-    assert restores["value"].sum() > 0, restores  # the publishes were retried (none otherwise)
 
 
 def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_back(spark) -> None:

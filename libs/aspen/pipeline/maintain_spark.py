@@ -670,7 +670,7 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
         out = in_host_process(config, host_publish, rows)
         # a retried task finds the nodes its first attempt published still advanced in the
-        # host process (tests/jobs/test_maintain_spark.py retries every publish task once)
+        # host process (tests/jobs/test_maintain_spark_reruns.py retries every publish task once)
         task_crash_point("task:after-publish")
         return out
 
