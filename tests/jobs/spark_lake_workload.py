@@ -7,12 +7,12 @@ evaluation and their provenance functions against the in-process runtime's.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 from aspen.engine.batch import Batch
 from aspen.engine.runtime import LocalRuntime
+from aspen.generators.writers import write_jsonl
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
@@ -49,7 +49,8 @@ def workload(seed: int, batches: int = 3) -> list[list[dict]]:
 
 
 def ingest(spark, lake: Settings, path: Path, records: list[dict]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    """Write ``records`` to ``path`` as JSON Lines and ingest that file into ``lake``."""
+    write_jsonl(records, path)
     ingest_files(spark, lake, [path])
 
 
