@@ -11,9 +11,10 @@ import aspen.engine.segmented_codec as segmented_codec
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.node import NodeRuntime, decode_messages, encode_messages
 from aspen.engine.records import Update
-from aspen.engine.rounds import NodeCache, RoundRuntime, publish_node
+from aspen.engine.rounds import SHARED_CACHE_SLOTS, NodeCache, RoundRuntime, publish_node
 from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.provenance import ProvenanceManager
+from aspen.provenance.bdd import default_backend
 
 # a ring a→b→c→d→a plus a chord: every pair reachable, several derivations each
 LINKS = [("a", "b", 1.0), ("b", "c", 1.0), ("c", "d", 1.0), ("d", "a", 1.0), ("a", "c", 1.0)]
@@ -262,3 +263,50 @@ def test_a_bundle_of_messages_decodes_to_the_same_updates_in_order(backend):
     [(target, port, update)] = decode_messages(legacy, receiver)
     assert (target, port, update.tuple) == ("r.fix", "base", ("a", "b"))
     assert receiver.support(update.pv) == {"x", "y", "z"}
+
+
+def test_the_nodes_one_cache_restores_share_its_manager():
+    cache = NodeCache()
+    rt = RoundRuntime(views=("reachable",), partitions=3, backend="python", cache=cache,
+                      hosts=1)
+    rt.apply(Batch(inserts=FACTS))
+    rt.apply(Batch(deletes=frozenset({"v4"})))
+    nodes = [cache.restore(me, rt.states[me], "python", rt.journals.get(me, ()))[0]
+             for me in range(3)]
+    assert all(node.manager is cache.manager("python") for node in nodes)
+    assert NodeCache(share_manager=False).manager("python") is None
+    if default_backend() == "cudd":  # the computed table's growth is capped
+        slots = NodeCache().manager("cudd").bdd.configure()["max_cache_hard"]
+        assert slots == SHARED_CACHE_SLOTS
+    m = ProvenanceManager(backend="python")
+    alone = RoundRuntime(views=("reachable",), partitions=3, backend="python",
+                         cache=NodeCache(share_manager=False), hosts=1)
+    alone.apply(Batch(inserts=FACTS))
+    alone.apply(Batch(deletes=frozenset({"v4"})))
+    assert rt.view("reachable", m) == alone.view("reachable", m)
+    assert len(rt.view("reachable", m)) == 16
+
+
+def test_a_warm_load_extends_a_node_in_a_manager_that_met_other_variables_first():
+    from aspen.engine.plan import PlanChoices
+    from aspen.engine.rounds import step_node
+
+    def step(state, cache, facts):
+        return step_node(0, 1, ("reachable",), PlanChoices(), state, facts=facts, flush=True,
+                         backend="python", cache=cache, compact_over=0)  # dumped every time
+
+    ran = NodeCache()
+    first = step(None, ran, FACTS[:3])
+    other = NodeCache()  # another worker: its manager declared another node's variable first
+    other.manager("python").var("w_elsewhere")
+    node, how = other.restore(0, first.state, "python")
+    assert how == "cold" and node.manager.order[0] == "w_elsewhere"
+    other.put(0, first.state, node)
+    second = step(first.state, ran, FACTS[3:])  # the node grew elsewhere: one more segment
+    assert _segments(second.state)[:1] == _segments(first.state)
+    node, how = other.restore(0, second.state, "python")
+    assert how == "warm" and other.warm == 1 and node.manager is other.manager("python")
+    m = ProvenanceManager(backend="python")
+    fresh = NodeRuntime.load(second.state, backend="python")
+    assert {k: m.decode(m.encode(f)) for k, f in node.view("reachable").items()} == {
+        k: m.decode(m.encode(f)) for k, f in fresh.view("reachable").items()}

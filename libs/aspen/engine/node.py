@@ -10,7 +10,9 @@ posts messages for the others to its outbox instead of delivering them.
 
 Messages cross nodes as bytes (:func:`encode_messages`): the updates a node sends another in
 one step travel together, their provenance as one BDD forest (variable names, not manager ids),
-so each node keeps its own BDD manager and a BDD node shared by several formulas is encoded once.
+so the receiver rebuilds them in its own BDD manager and a BDD node shared by several formulas
+is encoded once. The nodes one process restores share one manager
+(:class:`~aspen.engine.rounds.NodeCache`): a formula several of them hold is stored once.
 
 >>> from aspen.engine.batch import BaseFact
 >>> a, b = NodeRuntime(0, partitions=2, backend="python"), NodeRuntime(1, partitions=2,
@@ -136,6 +138,8 @@ class NodeRuntime(LocalRuntime):
         #: the operators' part of the last dump (codec, ops, numbers it referenced), valid until
         #: the operators change: the publish dump after the last round reuses it (once)
         self._ops_dump: tuple[SegmentedCodec, dict[str, Any], set[int]] | None = None
+        #: restored by :meth:`load` from an earlier restoration's formulas (a *warm* load)
+        self.loaded_warm = False
 
     # -- what the Spark round calls --------------------------------------------------------
     def owns(self, value: Any) -> bool:
@@ -274,27 +278,37 @@ class NodeRuntime(LocalRuntime):
 
     @classmethod
     def load(cls, data: bytes, backend: str | None = None,
-             warm: NodeRuntime | None = None) -> NodeRuntime:
+             warm: NodeRuntime | None = None,
+             manager: ProvenanceManager | None = None) -> NodeRuntime:
         """Restore a node from :meth:`dump` bytes (our own state table only: pickle).
 
         ``warm`` — an earlier restoration of the same node that is discarded — lends its BDD
         manager and decoded formulas when its segments are a prefix of the state's: only the
-        segments appended since are decoded (a *warm* load; otherwise a cold one).
+        segments appended since are decoded (a *warm* load, :attr:`loaded_warm`). Otherwise
+        (a cold load) every segment is decoded into ``manager``, or into a fresh manager when
+        it is None; a manager without variables yet takes the order the state was dumped with.
+
+        >>> node = NodeRuntime(0, 1, backend="python")
+        >>> shared = ProvenanceManager(backend="python")
+        >>> NodeRuntime.load(node.dump(), "python", manager=shared).manager is shared
+        True
         """
         with collection_paused():
-            return cls._load(data, backend, warm)
+            return cls._load(data, backend, warm, manager)
 
     @classmethod
-    def _load(cls, data: bytes, backend: str | None, warm: NodeRuntime | None) -> NodeRuntime:
+    def _load(cls, data: bytes, backend: str | None, warm: NodeRuntime | None,
+              manager: ProvenanceManager | None) -> NodeRuntime:
         payload = read_state_payload(data, _NODE_STATE_VERSION, "node state")
         codec = None
         if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (
                 payload["me"], payload["partitions"], payload["views"], payload["choices"]):
             codec = SegmentedCodec.extending(warm._codec, payload["segments"], payload["order"])
         node = cls(payload["me"], payload["partitions"], payload["views"], backend,
-                   choices=payload["choices"], manager=codec.manager if codec else None)
-        if codec is None:  # a cold load: a fresh manager decodes every segment
-            if payload["order"]:
+                   choices=payload["choices"], manager=codec.manager if codec else manager)
+        node.loaded_warm = codec is not None
+        if codec is None:  # a cold load: the manager decodes every segment
+            if payload["order"] and not node.manager.order:
                 node.manager.set_order(payload["order"])
             codec = SegmentedCodec(node.manager, payload["segments"])
         node._codec = codec

@@ -64,13 +64,14 @@ from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
 from aspen.errors import EngineError
-from aspen.provenance.bdd import ProvenanceManager
+from aspen.provenance.bdd import ProvenanceManager, default_backend
 from aspen.views import check_views
 
-__all__ = ["HostRound", "Mail", "NodeCache", "NodeStep", "Published", "PublishedChanges",
-           "RoundInput", "RoundRuntime", "State", "StoredState", "decode_journal", "encode_journal",
-           "host_of", "mail_in_order", "needs_compaction", "publish_changes", "publish_node",
-           "run_host", "state_bytes", "state_digest", "state_size", "step_node"]
+__all__ = ["SHARED_CACHE_SLOTS", "HostRound", "Mail", "NodeCache", "NodeStep", "Published",
+           "PublishedChanges", "RoundInput", "RoundRuntime", "State", "StoredState",
+           "decode_journal", "encode_journal", "host_of", "mail_in_order", "needs_compaction",
+           "publish_changes", "publish_node", "run_host", "state_bytes", "state_digest",
+           "state_size", "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -237,6 +238,12 @@ class NodeStep:
     dumped: bool = False               # the journal was compacted into new state bytes
 
 
+#: The most computed-table slots CUDD may grow a :class:`NodeCache`'s shared manager to (dd sets
+#: no limit). Measured on the 1,000-node build of the round protocol (2 hosts): 4.2 M slots per
+#: host uncapped; capped here, 0.19 GB less memory and no slower (docs/decisions.md, "Session 24").
+SHARED_CACHE_SLOTS = 2**20
+
+
 class NodeCache:
     """Nodes this process restored, by node, the digest of their state bytes and how many
     journal entries they have applied since.
@@ -250,6 +257,13 @@ class NodeCache:
     loads *warm*: it decodes only the formula segments appended since. Otherwise it decodes the
     bytes, as without the cache.
 
+    The nodes a cache restores or creates share one BDD manager per backend
+    (:meth:`manager`): a formula that several nodes of this process hold — a message's, which
+    the sender and the receiver keep — is one set of BDD nodes, not one per node, and the
+    process has one unique table and one computed table instead of one per node. Measured on
+    the 1,000-node build of the round protocol (12 nodes, 2 hosts): see docs/decisions.md,
+    "Session 24". ``share_manager=False`` gives each node its own manager.
+
     >>> cache = NodeCache()
     >>> node = NodeRuntime(0, 1, backend="python")
     >>> data = node.dump()
@@ -257,11 +271,30 @@ class NodeCache:
     >>> hit, how = cache.restore(0, data, backend="python")
     >>> hit is node, how, cache.restore(0, data, backend="python")[1]
     (True, 'hit', 'cold')
+    >>> fresh = cache.restore(1, None, "python", blank=lambda manager: NodeRuntime(
+    ...     1, 2, backend="python", manager=manager))[0]
+    >>> fresh.manager is cache.manager("python")
+    True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, share_manager: bool = True) -> None:
         self._nodes: dict[int, tuple[bytes, int, NodeRuntime]] = {}
+        self.share_manager = share_manager
+        self._managers: dict[str, ProvenanceManager] = {}
         self.hits = self.warm = self.cold = self.replayed = 0
+
+    def manager(self, backend: str | None = None) -> ProvenanceManager | None:
+        """The BDD manager of ``backend`` that the nodes this cache restores share (None
+        without ``share_manager``: each node gets its own)."""
+        if not self.share_manager:
+            return None
+        name = backend or default_backend()
+        if name not in self._managers:
+            manager = ProvenanceManager(name)
+            if name == "cudd":  # dd lifts CUDD's cap on the computed table's growth
+                manager.bdd.configure(max_cache_hard=SHARED_CACHE_SLOTS)
+            self._managers[name] = manager
+        return self._managers[name]
 
     @staticmethod
     def _digest(state: State) -> bytes:
@@ -269,11 +302,13 @@ class NodeCache:
 
     def restore(self, me: int, state: State, backend: str | None = None,
                 journal: Sequence[RoundInput] = (),
-                blank: Callable[[], NodeRuntime] | None = None) -> tuple[NodeRuntime, str]:
+                blank: Callable[[ProvenanceManager | None], NodeRuntime] | None = None,
+                ) -> tuple[NodeRuntime, str]:
         """Node ``me`` as ``state`` plus ``journal`` stand for, and how it was obtained: ``hit``
         (cached), ``warm`` (an older entry plus the segments appended since), ``cold``
-        (decoded) or ``new`` (no state bytes yet: ``blank()``); all but a hit replay the whole
-        journal. The entry is taken out of the cache until :meth:`put` returns it."""
+        (decoded) or ``new`` (no state bytes yet: ``blank(manager)``, given :meth:`manager`);
+        all but a hit replay the whole journal. The entry is taken out of the cache until
+        :meth:`put` returns it."""
         entry = self._nodes.pop(me, None)
         if entry is not None and entry[0] == self._digest(state) and entry[1] <= len(journal):
             self.hits += 1
@@ -281,11 +316,12 @@ class NodeCache:
         elif not state:
             if blank is None:
                 raise EngineError(f"node {me} has no state bytes to restore")
-            node, how, seen = blank(), "new", 0
+            node, how, seen = blank(self.manager(backend)), "new", 0
         else:
             node = NodeRuntime.load(state_bytes(state), backend,
-                                    warm=entry[2] if entry else None)
-            how = "warm" if entry is not None and node.manager is entry[2].manager else "cold"
+                                    warm=entry[2] if entry else None,
+                                    manager=self.manager(backend))
+            how = "warm" if node.loaded_warm else "cold"
             self.warm += how == "warm"
             self.cold += how == "cold"
             seen = 0
@@ -307,8 +343,8 @@ def _restore(me: int, partitions: int, views: Sequence[str], choices: PlanChoice
     started = time.perf_counter()
     cache = cache if cache is not None else NodeCache()  # none: a throwaway, every step decodes
     before = cache.replayed
-    node, how = cache.restore(me, state, backend, journal, blank=functools.partial(
-        NodeRuntime, me, partitions, views, backend, choices=choices))
+    node, how = cache.restore(me, state, backend, journal, blank=lambda manager: NodeRuntime(
+        me, partitions, views, backend, choices=choices, manager=manager))
     replayed = cache.replayed - before
     quick = how == "new" or (how == "hit" and not replayed)
     return node, 0.0 if quick else max(time.perf_counter() - started, 1e-9), replayed

@@ -58,9 +58,13 @@ class SegmentedCodec(FormulaCodec):
     def extending(cls, known: SegmentedCodec, segments: Sequence[bytes],
                   order: Sequence[str]) -> SegmentedCodec | None:
         """A codec for ``segments`` that takes over ``known`` (its manager and decoded formulas)
-        when ``known``'s segments are a prefix of ``segments`` and its manager's variable order
-        a prefix of ``order``; only the other segments are decoded. None when it does not apply.
-        ``known`` must not be used afterwards.
+        when ``known``'s segments are a prefix of ``segments``; only the other segments are
+        decoded. None when it does not apply. ``known`` must not be used afterwards.
+
+        Variables of ``order`` (the variable order the state was dumped with) that ``known``'s
+        manager lacks are declared at its bottom, in that order; the manager's own order is
+        kept, since it may be shared with other nodes (:class:`~aspen.engine.rounds.NodeCache`)
+        and reordering never changes a function, only its size.
 
         >>> from aspen.provenance import ProvenanceManager
         >>> m = ProvenanceManager(backend="python")
@@ -76,11 +80,9 @@ class SegmentedCodec(FormulaCodec):
                 or any(a != b for a, b in zip(known.segments, segments, strict=False)):
             return None
         manager = known.manager
-        declared = manager.order
-        if list(order[:len(declared)]) != declared:
-            return None
-        for name in order[len(declared):]:
-            manager.var(name)  # declared at the bottom, in the recorded order
+        for name in order:
+            if not manager.has_var(name):
+                manager.var(name)  # declared at the bottom, in the recorded order
         codec = cls(manager)
         codec.roots, codec._refs = known.roots, known._refs
         codec.segments = list(known.segments)
