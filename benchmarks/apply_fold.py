@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from aspen.generators.records import link_delete, link_insert
+from aspen.generators.writers import write_jsonl
 from aspen.lake.apply import fold_changes, fold_input
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_key
 from aspen.lake.ingest import ingest_files
@@ -48,7 +49,7 @@ def updates_file(folder: Path, links: int, seed: int) -> Path:
     records += [link_delete(s, d) for s, d in ordered[::10]]
     records += [link_insert(s, d, 2.0) for s, d in ordered[::7]]
     path = folder / "updates.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_jsonl(records, path)
     return path
 
 

@@ -27,7 +27,6 @@ run cut off by the bench worker still reports the batches it finished.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from aspen.bench.common import timed, topology, write_partial
+from aspen.generators.writers import write_jsonl
 
 __all__ = ["maintain_batches", "recompute_from_lake"]
 
@@ -143,7 +143,7 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
         def run_batch(label: str, size: int, records: list[dict[str, Any]],
                       batch: Batch) -> dict[str, Any]:
             path = inbox / f"{len(head['batches'])}-{label}.jsonl"
-            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            write_jsonl(records, path)
             started = time.perf_counter()
             ingest_files(spark, settings, [path])
             ingest_s = time.perf_counter() - started
