@@ -265,12 +265,17 @@ def test_a_bundle_of_messages_decodes_to_the_same_updates_in_order(backend):
     assert receiver.support(update.pv) == {"x", "y", "z"}
 
 
-def test_the_nodes_one_cache_restores_share_its_manager():
-    cache = NodeCache()
+def _built_then_chord_deleted(cache: NodeCache) -> RoundRuntime:
     rt = RoundRuntime(views=("reachable",), partitions=3, backend="python", cache=cache,
                       hosts=1)
     rt.apply(Batch(inserts=FACTS))
     rt.apply(Batch(deletes=frozenset({"v4"})))
+    return rt
+
+
+def test_the_nodes_one_cache_restores_share_its_manager():
+    cache = NodeCache()
+    rt = _built_then_chord_deleted(cache)
     nodes = [cache.restore(me, rt.states[me], "python", rt.journals.get(me, ()))[0]
              for me in range(3)]
     assert all(node.manager is cache.manager("python") for node in nodes)
@@ -279,10 +284,7 @@ def test_the_nodes_one_cache_restores_share_its_manager():
         slots = NodeCache().manager("cudd").bdd.configure()["max_cache_hard"]
         assert slots == SHARED_CACHE_SLOTS
     m = ProvenanceManager(backend="python")
-    alone = RoundRuntime(views=("reachable",), partitions=3, backend="python",
-                         cache=NodeCache(share_manager=False), hosts=1)
-    alone.apply(Batch(inserts=FACTS))
-    alone.apply(Batch(deletes=frozenset({"v4"})))
+    alone = _built_then_chord_deleted(NodeCache(share_manager=False))
     assert rt.view("reachable", m) == alone.view("reachable", m)
     assert len(rt.view("reachable", m)) == 16
 
