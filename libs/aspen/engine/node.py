@@ -44,7 +44,12 @@ __all__ = ["Message", "NodeRuntime", "ViewChanges", "collection_paused", "decode
            "encode_messages"]
 
 #: 2: formulas in segments of a :class:`SegmentedCodec`; published rows kept as formulas.
-_NODE_STATE_VERSION = 2
+#: 3: the operators' part pickled on its own (bytes in the payload), so that a node can keep it
+#: for reuse at the cost of its bytes rather than of the Python lists it was made of.
+_NODE_STATE_VERSION = 3
+
+#: State versions :meth:`NodeRuntime.load` reads (a lake maintained before keeps its states).
+_READABLE_VERSIONS = (2, 3)
 
 #: A view's changes on one node since it last published: (upserted rows, deleted tuples).
 ViewChanges = tuple[list[tuple[tuple, Formula | None]], list[tuple]]
@@ -135,9 +140,10 @@ class NodeRuntime(LocalRuntime):
         #: view → tuple → bytes of the provenance last published for it (kept by publish_node)
         self.published_bytes: dict[str, dict[tuple, int]] = {}
         self._codec = SegmentedCodec(self.manager)  # formula numbers kept across dumps
-        #: the operators' part of the last dump (codec, ops, numbers it referenced), valid until
-        #: the operators change: the publish dump after the last round reuses it (once)
-        self._ops_dump: tuple[SegmentedCodec, dict[str, Any], set[int]] | None = None
+        #: the operators' part of the last dump (codec, its pickled bytes, the marks of the
+        #: numbers it referenced), valid until the operators change: the publish dump after the
+        #: last round reuses it (once)
+        self._ops_dump: tuple[SegmentedCodec, bytes, bytes] | None = None
         #: restored by :meth:`load` from an earlier restoration's formulas (a *warm* load)
         self.loaded_warm = False
 
@@ -239,14 +245,16 @@ class NodeRuntime(LocalRuntime):
         self.outbox.append(item)
 
     # -- persistence -----------------------------------------------------------------------
-    def _dump_parts(self, codec: SegmentedCodec) -> tuple[dict[str, Any], dict[str, list]]:
+    def _dump_parts(self, codec: SegmentedCodec) -> tuple[bytes, dict[str, list]]:
         codec.begin_dump()
-        reuse, self._ops_dump = self._ops_dump, None  # reused once: its lists cost memory
+        reuse, self._ops_dump = self._ops_dump, None  # reused once
         if reuse is not None and reuse[0] is codec:  # operators unchanged since the last dump
             ops = reuse[1]
             codec.mark_live(reuse[2])
-        else:
-            ops = {name: op.dump_state(codec) for name, op in self.nodes[self.me].items()}
+        else:  # pickled at once: the lists of (tuple, number) live no longer than one operator's
+            ops = pickle.dumps({name: op.dump_state(codec)
+                                for name, op in self.nodes[self.me].items()},
+                               protocol=pickle.HIGHEST_PROTOCOL)
             self._ops_dump = (codec, ops, codec.live_numbers())
         published = {view: [(values, None if f is None else codec.ref(f))
                             for values, f in rows.items()]
@@ -299,7 +307,7 @@ class NodeRuntime(LocalRuntime):
     @classmethod
     def _load(cls, data: bytes, backend: str | None, warm: NodeRuntime | None,
               manager: ProvenanceManager | None) -> NodeRuntime:
-        payload = read_state_payload(data, _NODE_STATE_VERSION, "node state")
+        payload = read_state_payload(data, _READABLE_VERSIONS, "node state")
         codec = None
         if warm is not None and (warm.me, warm.partitions, warm.views, warm.choices) == (
                 payload["me"], payload["partitions"], payload["views"], payload["choices"]):
@@ -313,7 +321,10 @@ class NodeRuntime(LocalRuntime):
             codec = SegmentedCodec(node.manager, payload["segments"])
         node._codec = codec
         ops = node.nodes[node.me]
-        for name, state in payload["ops"].items():
+        states = payload["ops"]
+        if isinstance(states, bytes):  # version 3: the operators' part pickled on its own
+            states = pickle.loads(states)
+        for name, state in states.items():
             ops[name].load_state(state, codec)
         node.published = {
             view: {values: None if ref is None else codec.formula(ref) for values, ref in rows}

@@ -66,18 +66,21 @@ class ViewDelta:
         return bool(self.inserted or self.deleted)
 
 
-def read_state_payload(data: bytes, version: int, what: str) -> dict[str, Any]:
+def read_state_payload(data: bytes, version: int | tuple[int, ...], what: str) -> dict[str, Any]:
     """Unpickle state bytes written by Aspen (our own state rows and files only) and check their
-    version; :class:`EngineError` otherwise.
+    version (one, or a tuple of those the caller reads); :class:`EngineError` otherwise.
 
     >>> read_state_payload(pickle.dumps({"version": 2, "x": 1}), 2, "state")["x"]
+    1
+    >>> read_state_payload(pickle.dumps({"version": 2, "x": 1}), (2, 3), "state")["x"]
     1
     """
     try:
         payload = pickle.loads(data)
     except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state
         raise EngineError(f"cannot read {what}: {err}") from err
-    if not isinstance(payload, dict) or payload.get("version") != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    if not isinstance(payload, dict) or payload.get("version") not in versions:
         raise EngineError(f"not an Aspen {what} (or an unsupported version)")
     return payload
 

@@ -48,11 +48,13 @@ class SegmentedCodec(FormulaCodec):
         self.segments: list[bytes] = []
         for segment in segments:
             for formula in decode_forest(manager, segment):
-                self._refs.setdefault(int(formula), len(self.roots))
+                self._refs.setdefault(formula, len(self.roots))
                 self.roots.append(formula)
             self.segments.append(bytes(segment))
         self._exported = len(self.roots)
-        self._live: set[int] = set()
+        #: number → 1 when the current dump has referenced it: one byte per numbered formula
+        #: (a set of the numbers cost about forty; measured in docs/decisions.md, "Session 25")
+        self._live = bytearray(len(self.roots))
 
     @classmethod
     def extending(cls, known: SegmentedCodec, segments: Sequence[bytes],
@@ -88,29 +90,38 @@ class SegmentedCodec(FormulaCodec):
         codec.segments = list(known.segments)
         for segment in segments[count:]:
             for formula in decode_forest(manager, segment):
-                codec._refs.setdefault(int(formula), len(codec.roots))
+                codec._refs.setdefault(formula, len(codec.roots))
                 codec.roots.append(formula)
             codec.segments.append(bytes(segment))
         codec._exported = len(codec.roots)
+        codec._live = bytearray(len(codec.roots))
         return codec
 
     def begin_dump(self) -> None:
         """Start counting which numbers the coming dump references."""
-        self._live = set()
+        self._live = bytearray(len(self.roots))
 
-    def live_numbers(self) -> set[int]:
-        """The numbers the current dump has referenced so far (a copy)."""
-        return set(self._live)
+    def live_numbers(self) -> bytes:
+        """The numbers the current dump has referenced so far, as marks (byte ``n`` is 1 when
+        number ``n`` was referenced); a copy, for :meth:`mark_live`."""
+        return bytes(self._live)
 
-    def mark_live(self, numbers: set[int]) -> None:
-        """Count ``numbers`` as referenced by the current dump (parts of an earlier dump that
-        are reused unchanged; see :meth:`NodeRuntime.dump`)."""
-        self._live |= numbers
+    def mark_live(self, numbers: bytes) -> None:
+        """Count the numbers :meth:`live_numbers` marked as referenced by the current dump
+        (parts of an earlier dump that are reused unchanged; see :meth:`NodeRuntime.dump`)."""
+        size = len(self._live)
+        either = int.from_bytes(self._live, "little") | int.from_bytes(numbers, "little")
+        self._live = bytearray(either.to_bytes(size, "little"))  # marks are 0 or 1: OR is union
 
     def ref(self, formula: Formula) -> int:
         """The stable number of ``formula`` (a new one is exported by the next flush)."""
-        number = super().ref(formula)
-        self._live.add(number)
+        number = self._refs.get(formula)
+        if number is None:  # numbered now: appended, and live
+            number = self._refs[formula] = len(self.roots)
+            self.roots.append(formula)
+            self._live.append(1)
+        elif not self._live[number]:
+            self._live[number] = 1
         return number
 
     def formula(self, ref: int) -> Formula:
@@ -119,7 +130,7 @@ class SegmentedCodec(FormulaCodec):
 
     def needs_compaction(self) -> bool:
         """Whether the last dump referenced too few of the numbered formulas to keep them all."""
-        return len(self.roots) > 2 * len(self._live) + COMPACTION_SLACK
+        return len(self.roots) > 2 * self._live.count(1) + COMPACTION_SLACK
 
     def flush(self) -> list[bytes]:
         """Encode the formulas numbered since the last flush as one more segment; all segments."""

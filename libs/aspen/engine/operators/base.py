@@ -89,16 +89,17 @@ class FormulaCodec:
     def __init__(self, manager: ProvenanceManager, data: bytes | None = None) -> None:
         self.manager = manager
         self.roots: list[Formula] = []
-        self._refs: dict[int, int] = {}
+        #: formula → its number; keyed by the formula itself (hashed by its BDD node, which
+        #: canonicity makes one per function), not by ``int(formula)``: no int object per entry
+        self._refs: dict[Formula, int] = {}
         self._data = data
         self._decoded: list[Formula] | None = None
 
     def ref(self, formula: Formula) -> int:
         """The number of ``formula`` in this dump (assigned on first use)."""
-        key = int(formula)
-        found = self._refs.get(key)
+        found = self._refs.get(formula)
         if found is None:
-            found = self._refs[key] = len(self.roots)
+            found = self._refs[formula] = len(self.roots)
             self.roots.append(formula)
         return found
 
@@ -164,7 +165,8 @@ class Operator:
         return ()
 
     def dump_state(self, codec: FormulaCodec) -> Any:
-        """Picklable state with formulas replaced by ``codec`` references."""
+        """Picklable state with formulas replaced by ``codec`` references. It may share the
+        operator's own structures (no copies): callers pickle it before the next update."""
         raise NotImplementedError
 
     def load_state(self, state: Any, codec: FormulaCodec) -> None:

@@ -85,7 +85,8 @@ class Fixpoint(Operator):
                         continue  # absorbed
                     new = old | pv
                 data[values] = new
-                dirty.add(values)
+                if dirty is not None:
+                    dirty.add(values)
                 index = pending.get(values)
                 if index is None:
                     pending[values] = len(out)
@@ -98,6 +99,7 @@ class Fixpoint(Operator):
             else:
                 pending.pop(values, None)
             out.extend(self.process(port, update))
+            dirty = store.dirty  # a deletion may have built the index (None → a set)
         return out
 
     def delete_vars(self, dead: frozenset[str]) -> list[Update]:

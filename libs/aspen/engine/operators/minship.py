@@ -54,7 +54,11 @@ class MinShip(Operator):
         self.batch_size = batch_size
         self.sent = ProvenanceStore(manager)      # B_sent
         self.buffered = ProvenanceStore(manager)  # P_ins
-        self.relations: dict[tuple, str] = {}
+        #: the relation of the tuples this stream ships (the first one's), and the tuples of
+        #: another relation, if any: a plan's stream carries one relation, so no dict entry per
+        #: tuple (what a tuple → relation map cost: one entry per shipped tuple)
+        self.relation: str | None = None
+        self.others: dict[tuple, str] = {}
 
     def process(self, port: str, update: Update) -> list[Update]:
         values = update.tuple
@@ -62,7 +66,7 @@ class MinShip(Operator):
             pv = update.pv
             if pv == self.manager.false:
                 return []
-            self.relations[values] = update.relation
+            self._note(values, update.relation)
             sent = self.sent.get(values)
             if sent is None:
                 self.sent.set(values, pv)
@@ -78,8 +82,25 @@ class MinShip(Operator):
         # retraction: forget the tuple and forward the retraction
         self.sent.pop(values)
         self.buffered.pop(values)
-        self.relations.pop(values, None)
+        self._forget(values)
         return [update]
+
+    def _note(self, values: tuple, relation: str) -> None:
+        """Remember that ``values`` is a tuple of ``relation``."""
+        if self.relation is None:
+            self.relation = relation
+        if relation == self.relation:
+            if self.others:
+                self.others.pop(values, None)
+        else:
+            self.others[values] = relation
+
+    def _relation_of(self, values: tuple) -> str:
+        return self.others.get(values, self.relation or "")
+
+    def _forget(self, values: tuple) -> None:
+        if self.others:
+            self.others.pop(values, None)
 
     def process_batch(self, updates: list[tuple[str, Update]]) -> list[Update]:
         """Consume updates delivered together. The derivations of a tuple not shipped before
@@ -107,7 +128,8 @@ class MinShip(Operator):
                         sent.set(values, merged)
                     continue
                 if values not in sent:
-                    self.relations[values] = update.relation
+                    if update.relation != self.relation or self.others:
+                        self._note(values, update.relation)
                     sent.set(values, pv)
                     first[values] = len(out)
                     out.append(update)
@@ -129,13 +151,13 @@ class MinShip(Operator):
         alternatives: list[Update] = []
         deletions: list[Update] = []
         for values, _old, new in changed:
-            relation = self.relations.get(values, "")
+            relation = self._relation_of(values)
             alt = self.buffered.pop(values)
             if alt is not None:
                 self.sent.add(values, alt)
                 alternatives.append(self._ins(relation, values, alt))
             elif new == false:
-                self.relations.pop(values, None)
+                self._forget(values)
             deletions.append(self._del(relation, values, dead))
         return alternatives + deletions
 
@@ -143,7 +165,7 @@ class MinShip(Operator):
         out: list[Update] = []
         for values, pv in list(self.buffered.items()):
             self.sent.add(values, pv)
-            out.append(self._ins(self.relations.get(values, ""), values, pv))
+            out.append(self._ins(self._relation_of(values), values, pv))
         self.buffered.clear()
         return out
 
@@ -161,7 +183,8 @@ class MinShip(Operator):
         return {
             "sent": codec.dump_map(self.sent.items()),
             "buffered": codec.dump_map(self.buffered.items()),
-            "relations": dict(self.relations),
+            "relation": self.relation,
+            "relations": self.others,  # pickled before the next update
         }
 
     def load_state(self, state: Any, codec: FormulaCodec) -> None:
@@ -169,4 +192,5 @@ class MinShip(Operator):
             self.sent.set(values, f)
         for values, f in codec.load_map(state["buffered"]):
             self.buffered.set(values, f)
-        self.relations.update(state["relations"])
+        self.relation = state.get("relation")  # absent in states of version 2: all in "relations"
+        self.others.update(state["relations"])

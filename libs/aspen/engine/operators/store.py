@@ -3,8 +3,9 @@
 A deletion touches only the tuples whose formula may mention a dead variable (design.md "Known
 performance risk"): the index maps each variable to a *superset* of the tuples mentioning it
 (supports only grow between restrictions; stale entries are skipped). Entries changed since the
-index was last brought up to date are *dirty*; when most are (a store just restored from bytes)
-and CUDD is in use, a deletion finds the dirty entries it touches with one compiled walk over
+index was last brought up to date are *dirty*; until the index is first built (a new store, or
+one just restored from bytes) every entry is, and no set of them is kept. When most entries are
+dirty and CUDD is in use, a deletion finds the dirty entries it touches with one compiled walk over
 their BDDs (:func:`~aspen.engine.support.mention_scanner`) instead of indexing them all.
 
 >>> from aspen.provenance import ProvenanceManager
@@ -51,7 +52,9 @@ class ProvenanceStore:
         self.scans = 0  # deletions that scanned the dirty entries since the index was refreshed
         self.data: dict[tuple, Formula] = {}
         self.index: dict[Hashable, set[tuple]] = {}  # variable key (support.py) → entries
-        self.dirty: set[tuple] = set()  # changed since the index was last brought up to date
+        #: keys changed since the index was last brought up to date; None until the index is
+        #: first built: every key is (no copy of the keys: a build or a restore makes millions)
+        self.dirty: set[tuple] | None = None
         #: while tracking: key → whether it was present when tracking started (keys that came
         #: or went since; see :meth:`track_membership`)
         self.journal: dict[tuple, bool] | None = None
@@ -102,6 +105,12 @@ class ProvenanceStore:
             self.journal[key] = False
 
     # -- updates ------------------------------------------------------------------------------
+    @property
+    def unindexed(self) -> int:
+        """How many entries changed since the index was last brought up to date (at most; a
+        removed entry may still be counted)."""
+        return len(self.data) if self.dirty is None else len(self.dirty)
+
     def refresh_index(self) -> int:
         """Index the supports of the entries changed since the last restriction (done lazily by
         :meth:`restrict`: a build ORs many derivations into one entry, whose support is then
@@ -109,7 +118,8 @@ class ProvenanceStore:
         index = self.index
         support = self.keys.of_formula
         data = self.data
-        for key in self.dirty:
+        dirty = data if self.dirty is None else self.dirty
+        for key in dirty:
             formula = data.get(key)
             if formula is None:
                 continue
@@ -119,22 +129,26 @@ class ProvenanceStore:
                     index[name] = {key}
                 else:
                     bucket.add(key)
-        count = len(self.dirty)
-        self.dirty.clear()
+        count = len(dirty)
+        if self.dirty is None:
+            self.dirty = set()
+        else:
+            self.dirty.clear()  # in place: a caller may hold it (Fixpoint.process_batch)
         self.scans = 0
         return count
 
     def mostly_indexed(self) -> bool:
         """Whether at most a quarter of the entries changed since the index was last brought
         up to date (after a restore, none is indexed: every entry is dirty)."""
-        return 4 * len(self.dirty) <= len(self.data)
+        return 4 * self.unindexed <= len(self.data)
 
     def add(self, key: tuple, pv: Formula) -> tuple[Formula | None, Formula]:
         """OR ``pv`` into the entry of ``key``; return (old or None, new)."""
         old = self.data.get(key)
         if old is None:
             self.data[key] = pv
-            self.dirty.add(key)
+            if self.dirty is not None:
+                self.dirty.add(key)
             if self.journal is not None:
                 self.note_new(key)
             return None, pv
@@ -142,7 +156,8 @@ class ProvenanceStore:
             return old, old  # absorbed (tested without building the OR)
         new = old | pv
         self.data[key] = new
-        self.dirty.add(key)
+        if self.dirty is not None:
+            self.dirty.add(key)
         return old, new
 
     def set(self, key: tuple, formula: Formula) -> None:
@@ -150,7 +165,8 @@ class ProvenanceStore:
         if self.journal is not None and key not in self.data:
             self.note_new(key)
         self.data[key] = formula
-        self.dirty.add(key)
+        if self.dirty is not None:
+            self.dirty.add(key)
 
     def pop(self, key: tuple) -> Formula | None:
         """Remove and return the entry of ``key`` (index entries go stale, harmlessly)."""
@@ -165,7 +181,7 @@ class ProvenanceStore:
                 self.journal.setdefault(key, True)
         self.data.clear()
         self.index.clear()
-        self.dirty.clear()
+        self.dirty = None  # no index: every (future) entry is dirty
 
     def restrict(self, dead: Iterable[str]) -> list[tuple[tuple, Formula, Formula]]:
         """Set the ``dead`` variables to false everywhere (decision 1).
@@ -175,15 +191,16 @@ class ProvenanceStore:
         """
         dead = list(dead)
         keys: set[tuple] = set()
-        if self.dirty and self.scan is not None and not self.mostly_indexed() \
+        if self.unindexed and self.scan is not None and not self.mostly_indexed() \
                 and self.scans < SCANS_BEFORE_INDEX:
             # a restored store: find the dirty entries that mention a dead variable in one
             # compiled walk, rather than index every entry's support first (they stay dirty)
             self.scans += 1
-            dirty = [key for key in self.dirty if key in self.data]
+            dirty = list(self.data) if self.dirty is None else \
+                [key for key in self.dirty if key in self.data]
             flags = self.scan([self.data[key] for key in dirty], dead)
             keys.update(key for key, flag in zip(dirty, flags, strict=True) if flag)
-        elif self.dirty:
+        elif self.unindexed:
             self.refresh_index()
         for key in self.keys.of_names(dead):
             bucket = self.index.pop(key, None)
