@@ -16,6 +16,7 @@ from spark_lake_workload import assert_views_exact, ingest, workload
 
 from aspen.engine.node import NodeRuntime
 from aspen.engine.rounds import state_digest
+from aspen.errors import ConfigError
 from aspen.lake.deltars import read_table
 from aspen.pipeline import ledger
 from aspen.pipeline.maintain_local import maintain_local
@@ -24,6 +25,7 @@ from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import Settings
+from aspen.spark.checkpoint import CHECKPOINT_LEVEL_CONF, checkpointed
 from aspen.spark.phase_meter import jobs_started
 from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
@@ -167,3 +169,23 @@ def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_ba
                 TINY_DATA_SQL_CONF
             assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
         assert {name: spark.conf.get(name) for name in compiled} == compiled
+
+
+def _checkpoint_level(frame):
+    return frame._jdf.queryExecution().analyzed().rdd().getStorageLevel()
+
+
+def test_a_batch_checkpoints_at_the_storage_level_the_application_sets(spark, tmp_path: Path,
+                                                                       ) -> None:
+    """``spark.aspen.checkpointStorageLevel=DISK_ONLY`` keeps the checkpointed rounds out of
+    memory (the 2,000-node build's driver heap); unset, Spark's default keeps them in memory
+    first; a name that is not a storage level stops ``maintain`` before any work."""
+    with temporary_conf(spark, {CHECKPOINT_LEVEL_CONF: "DISK_ONLY"}):
+        on_disk = checkpointed(spark.range(5), spark)
+        assert _checkpoint_level(on_disk).useDisk() and not _checkpoint_level(on_disk).useMemory()
+        assert on_disk.count() == 5
+    assert _checkpoint_level(checkpointed(spark.range(5), spark)).useMemory()
+    with temporary_conf(spark, {CHECKPOINT_LEVEL_CONF: "ON_A_FLOPPY"}), \
+            pytest.raises(ConfigError, match="not a Spark storage level"):
+        maintain_spark(Settings(lake=str(tmp_path / "lake")), spark=spark)
+    assert not (tmp_path / "lake").exists()

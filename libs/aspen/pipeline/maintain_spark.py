@@ -65,6 +65,7 @@ from aspen.pipeline.spark_rounds import (
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
+from aspen.spark.checkpoint import checkpoint_level, checkpointed
 from aspen.spark.phase_meter import PhaseMeter
 from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
@@ -237,7 +238,7 @@ def _round(spark: SparkSession, states: DataFrame, mail: DataFrame,
 
     key = _host_key(spark, config.hosts or config.partitions)
     out = states.unionByName(mail).groupBy(key).applyInPandas(run_host, ROUND_DDL)
-    return out.localCheckpoint(eager=True)
+    return checkpointed(out, spark)
 
 
 def _host_key(spark: SparkSession, hosts: int) -> Column:
@@ -500,6 +501,7 @@ def maintain_spark(
 
         spark = get_spark("aspen-maintain")
     hosts = min(hosts or default_hosts(spark, partitions), partitions)
+    checkpoint_level(spark)  # a storage level that is not one fails here, before any work
     request = _Request(partitions, mode or settings.mode, tuple(views), compact_over, hosts,
                        resident)
     # a shuffle partition, so a task, per query node
@@ -617,7 +619,7 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
                          else None)
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
-    facts = facts.localCheckpoint(eager=True)
+    facts = checkpointed(facts, spark)
     fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
     killed = kills.where("node = 0").count()
     report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
@@ -675,8 +677,8 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
         return out
 
     with round_conf(spark, hosts):
-        published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
-            publish, ROUND_DDL).localCheckpoint(eager=True)
+        published = checkpointed(state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
+            publish, ROUND_DDL), spark)
     state_rows.release()
     marks: set[str] = set()
     compacted: set[int] = set()
