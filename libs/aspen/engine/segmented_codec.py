@@ -53,7 +53,8 @@ class SegmentedCodec(FormulaCodec):
             self.segments.append(bytes(segment))
         self._exported = len(self.roots)
         #: number → 1 when the current dump has referenced it: one byte per numbered formula
-        #: (a set of the numbers cost about forty; measured in docs/decisions.md, "Session 25")
+        #: (the set of numbers this replaced, with the copy kept for reuse, took ≈130 bytes per
+        #: number in the 300-node build: docs/decisions.md, "Session 25")
         self._live = bytearray(len(self.roots))
 
     @classmethod

@@ -677,8 +677,9 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
         return out
 
     with round_conf(spark, hosts):
-        published = checkpointed(state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
-            publish, ROUND_DDL), spark)
+        published = state_rows.of(ran).groupBy(_host_key(spark, hosts)).applyInPandas(
+            publish, ROUND_DDL)
+        published = checkpointed(published, spark)  # run now, under the round conf
     state_rows.release()
     marks: set[str] = set()
     compacted: set[int] = set()
