@@ -30,6 +30,12 @@ def _built_node() -> NodeRuntime:
     return node
 
 
+def _functions(node: NodeRuntime, m: ProvenanceManager) -> dict:
+    """``node``'s share of ``reachable`` with each formula rebuilt in ``m`` (to compare nodes
+    whose managers differ)."""
+    return {k: m.decode(node.manager.encode(f)) for k, f in node.view("reachable").items()}
+
+
 def _segments(state: bytes) -> list[bytes]:
     import pickle
 
@@ -61,8 +67,8 @@ def test_reloaded_node_equals_the_original():
     node.run(flush=True)
     copy = NodeRuntime.load(node.dump(), backend="python")
     m = ProvenanceManager(backend="python")
-    original = {k: m.decode(node.manager.encode(f)) for k, f in node.view("reachable").items()}
-    restored = {k: m.decode(copy.manager.encode(f)) for k, f in copy.view("reachable").items()}
+    original = _functions(node, m)
+    restored = _functions(copy, m)
     assert restored == original
 
 
@@ -89,8 +95,7 @@ def test_a_dump_after_publishing_reuses_the_operators_part_and_stays_exact():
     assert len(dumped) == 2 * operators and third["ops"] != first["ops"]
     copy = NodeRuntime.load(node.dump(), backend="python")
     m = ProvenanceManager(backend="python")
-    assert {k: m.decode(copy.manager.encode(f)) for k, f in copy.view("reachable").items()} \
-        == {k: m.decode(node.manager.encode(f)) for k, f in node.view("reachable").items()}
+    assert _functions(copy, m) == _functions(node, m)
     for op in node.nodes[node.me].values():
         del op.dump_state  # the counters' bound methods would keep the BDD manager alive
 
@@ -327,13 +332,10 @@ def test_a_node_state_of_version_2_still_loads_and_goes_on():
     new.view_changes()
     m = ProvenanceManager(backend="python")
 
-    def functions(node: NodeRuntime) -> dict:
-        return {k: m.decode(node.manager.encode(f)) for k, f in node.view("reachable").items()}
-
-    assert functions(old) == functions(new) and len(functions(new)) == 16
+    assert _functions(old, m) == _functions(new, m) and len(_functions(new, m)) == 16
     assert set(old.published["reachable"]) == set(new.published["reachable"])
     for node in (old, new):  # the chord's deletion: MinShip ships under the old relations
         node.kill(frozenset({"v4"}))
         node.run(flush=True)
-    assert functions(old) == functions(new)
+    assert _functions(old, m) == _functions(new, m)
     assert pickle.loads(old.dump())["version"] == 3

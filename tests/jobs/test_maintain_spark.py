@@ -25,7 +25,7 @@ from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
 from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import Settings
-from aspen.spark.checkpoint import CHECKPOINT_LEVEL_CONF, checkpointed
+from aspen.spark.checkpoint import CHECKPOINT_LEVEL_CONF, checkpointed, checkpointed_rdd
 from aspen.spark.phase_meter import jobs_started
 from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
@@ -172,7 +172,7 @@ def test_rounds_run_with_the_tiny_data_sql_conf_and_give_the_session_its_conf_ba
 
 
 def _checkpoint_level(frame):
-    return frame._jdf.queryExecution().analyzed().rdd().getStorageLevel()
+    return checkpointed_rdd(frame).getStorageLevel()
 
 
 def test_a_batch_checkpoints_at_the_storage_level_the_application_sets(spark, tmp_path: Path,

@@ -39,6 +39,7 @@ from aspen.lake import tables
 from aspen.lake.deltars import data_bytes
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_sorted
 from aspen.settings import Settings
+from aspen.spark.checkpoint import checkpointed
 from aspen.spark.python_worker import prepare_worker
 from aspen.spark.session import sql_conf_for_tables, temporary_conf
 
@@ -287,7 +288,7 @@ def _apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     if not per_batch:
         return ApplyReport(batches=[], updates=0)
     pending = sorted(per_batch)
-    changes = fold_changes(fold_input(spark, settings, last, pending[-1])).localCheckpoint()
+    changes = checkpointed(fold_changes(fold_input(spark, settings, last, pending[-1])), spark)
     instances = changes.where(F.col("row_kind") == "instance")
     notes = changes.where(F.col("row_kind") == "note")
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from aspen.lake import tables
 from aspen.settings import Settings
+from aspen.spark.checkpoint import checkpointed
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -69,13 +70,11 @@ def expire_due(spark: SparkSession, settings: Settings, now: datetime | None = N
     apply_pending(spark, settings)
     if not tables.table_exists(spark, settings, tables.VARIABLES):
         return ExpireReport(None, 0, stamp)
-    due = (
+    due = checkpointed(
         tables.read_table(spark, settings, tables.VARIABLES)
         .where(F.col("deleted_batch").isNull() & F.col("expires_at").isNotNull()
                & (F.col("expires_at") <= F.lit(now)))
-        .select("var", "relation", "expires_at")
-        .localCheckpoint()
-    )
+        .select("var", "relation", "expires_at"), spark)
     per_relation = {r["relation"]: int(r["count"]) for r in due.groupBy("relation").count().collect()}
     if not per_relation:
         return ExpireReport(None, 0, stamp)

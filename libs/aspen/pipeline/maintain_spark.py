@@ -65,7 +65,7 @@ from aspen.pipeline.spark_rounds import (
 )
 from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
 from aspen.settings import Settings
-from aspen.spark.checkpoint import checkpoint_level, checkpointed
+from aspen.spark.checkpoint import checkpoint_level, checkpointed, checkpointed_rdd
 from aspen.spark.phase_meter import PhaseMeter
 from aspen.spark.session import TINY_DATA_SQL_CONF, temporary_conf
 
@@ -170,7 +170,7 @@ def _release(frame: DataFrame) -> None:
     """Drop the blocks of a ``localCheckpoint``-ed DataFrame now, rather than when the JVM's
     garbage collector lets Spark's context cleaner find it unreferenced (classic PySpark: the
     checkpointed RDD sits under the DataFrame's ``LogicalRDD`` plan)."""
-    frame._jdf.queryExecution().analyzed().rdd().unpersist(False)
+    checkpointed_rdd(frame).unpersist(False)
 
 
 @dataclass

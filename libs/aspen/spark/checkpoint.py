@@ -1,7 +1,8 @@
 """Where a maintained batch keeps the frames it checkpoints: Spark's default, or a storage level
 the application chooses.
 
-The rounds of ``maintain --runtime spark`` cut each round's lineage with ``localCheckpoint``;
+The rounds of ``maintain --runtime spark`` cut each round's lineage with ``localCheckpoint``
+(as do the batch's apply and ``aspen expire``, through :func:`checkpointed`);
 the rows carry every node's state and journal as binary values — hundreds of MB each at 2,000
 nodes. Spark's default level keeps the blocks in the executors' memory first (on one machine:
 the driver JVM's heap), so a large run can end in ``OutOfMemoryError: Java heap space``
@@ -15,12 +16,15 @@ disk instead; the 2,000-node build completed that way (docs/decisions.md, "Sessi
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from aspen.errors import ConfigError
 
-__all__ = ["CHECKPOINT_LEVEL_CONF", "checkpoint_level", "checkpointed", "level_named"]
+__all__ = ["CHECKPOINT_LEVEL_CONF", "checkpoint_level", "checkpointed", "checkpointed_rdd",
+           "level_named"]
 
 #: The Spark conf key naming the storage level of a batch's checkpoints (unset: Spark's default).
 CHECKPOINT_LEVEL_CONF = "spark.aspen.checkpointStorageLevel"
@@ -54,3 +58,9 @@ def checkpoint_level(spark: SparkSession) -> StorageLevel | None:
 def checkpointed(frame: DataFrame, spark: SparkSession) -> DataFrame:
     """``frame`` checkpointed now (``localCheckpoint(eager=True)``) at the application's level."""
     return frame.localCheckpoint(eager=True, storageLevel=checkpoint_level(spark))
+
+
+def checkpointed_rdd(frame: DataFrame) -> Any:
+    """The JVM RDD holding a :func:`checkpointed` frame's blocks (classic PySpark: it sits under
+    the frame's ``LogicalRDD`` plan), to release them or to read their storage level."""
+    return frame._jdf.queryExecution().analyzed().rdd()
