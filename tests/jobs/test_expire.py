@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pyspark import StorageLevel
 
 from aspen.cli.main import main
 from aspen.lake.deltars import read_table
@@ -15,6 +17,8 @@ from aspen.lake.expire import expire_due
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline.maintain_spark import maintain_spark
 from aspen.pipeline.verify import verify_lake
+from aspen.spark.checkpoint import CHECKPOINT_LEVEL_CONF
+from aspen.spark.session import temporary_conf
 
 pytestmark = pytest.mark.spark
 
@@ -30,8 +34,42 @@ RECORDS = [  # a → b → c with TTLs of 60 s and 600 s; a → c for ever; a re
 ]
 
 
+#: Where a batch checkpoints a frame (each through aspen.spark.checkpoint.checkpointed): the
+#: apply's folded changes, the facts, each round, the publish, and expire's due instances.
+CHECKPOINT_SITES = {"_apply_pending", "_read_batch", "_round", "_publish", "expire_due"}
+
+
+@pytest.fixture
+def checkpoints(spark, monkeypatch) -> list[tuple[str, str, StorageLevel | None]]:
+    """Every ``localCheckpoint`` call on the session's frames while the test runs (the real call
+    still runs): (the function that called it, that function's caller, the level asked for)."""
+    calls: list[tuple[str, str, StorageLevel | None]] = []
+    frames = type(spark.range(1))  # classic PySpark: a subclass of pyspark.sql.DataFrame
+    original = frames.localCheckpoint
+
+    def recorded(self, eager: bool = True, storageLevel: StorageLevel | None = None):
+        calls.append((sys._getframe(1).f_code.co_name, sys._getframe(2).f_code.co_name,
+                      storageLevel))
+        return original(self, eager, storageLevel)
+
+    monkeypatch.setattr(frames, "localCheckpoint", recorded)
+    return calls
+
+
 @pytest.mark.slow
-def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path) -> None:
+def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path,
+                                                    checkpoints) -> None:
+    """Run at ``spark.aspen.checkpointStorageLevel=DISK_ONLY``: the batches (an apply, a build,
+    an expiry, a deletion) give the same views, and every checkpoint they take goes through
+    ``checkpointed`` at that level — none falls back to Spark's default."""
+    with temporary_conf(spark, {CHECKPOINT_LEVEL_CONF: "DISK_ONLY"}):
+        _expire_and_maintain(spark, lake, tmp_path)
+    assert {caller for _via, caller, _level in checkpoints} == CHECKPOINT_SITES
+    assert {via for via, _caller, _level in checkpoints} == {"checkpointed"}
+    assert {str(level) for _via, _caller, level in checkpoints} == {str(StorageLevel.DISK_ONLY)}
+
+
+def _expire_and_maintain(spark, lake, tmp_path: Path) -> None:
     path = tmp_path / "ttl.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     ingest_files(spark, lake, [path])
