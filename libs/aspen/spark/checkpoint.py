@@ -8,7 +8,9 @@ nodes. Spark's default level keeps the blocks in the executors' memory first (on
 the driver JVM's heap), so a large run can end in ``OutOfMemoryError: Java heap space``
 (docs/decisions.md, "Session 24"). Setting :data:`CHECKPOINT_LEVEL_CONF` to ``DISK_ONLY``
 (``spark-submit --conf spark.aspen.checkpointStorageLevel=DISK_ONLY``) keeps them on local
-disk instead; the 2,000-node build completed that way (docs/decisions.md, "Session 25").
+disk instead; the 2,000-node build completed that way (docs/decisions.md, "Session 25"). Not
+the default: where memory suffices, disk made the 1,000-node build and batches 5–22 % slower
+(docs/decisions.md, "Session 26").
 
 >>> level_named("disk_only").useMemory, level_named(None)
 (False, None)
