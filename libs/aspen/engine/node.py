@@ -40,8 +40,8 @@ from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager, decode_forest, encode_forest
 
-__all__ = ["Message", "NodeRuntime", "ViewChanges", "collection_paused", "decode_messages",
-           "encode_messages"]
+__all__ = ["Message", "NodeRuntime", "OutboxEntry", "ViewChanges", "collection_paused",
+           "decode_messages", "encode_messages"]
 
 #: 2: formulas in segments of a :class:`SegmentedCodec`; published rows kept as formulas.
 #: 3: the operators' part pickled on its own (bytes in the payload), so that a node can keep it
@@ -56,6 +56,11 @@ ViewChanges = tuple[list[tuple[tuple, Formula | None]], list[tuple]]
 
 #: A message for another node: (destination node, operator, port, update).
 Message = tuple[int, str, str, Update]
+
+#: A message waiting in a node's outbox, as a :data:`Message`'s items in a list: a later
+#: insertion of the same tuple on the same channel ORs its formula into the queued update
+#: in place (one message per tuple and channel).
+OutboxEntry = list[Any]
 
 
 #: The first item of :func:`encode_messages` bytes, their format version (a single message as
@@ -133,8 +138,8 @@ class NodeRuntime(LocalRuntime):
         if not 0 <= me < partitions:
             raise EngineError(f"node {me} is not one of the {partitions} partitions")
         self.me = me
-        self.outbox: list[list] = []          # [dst, target, port, update]
-        self._outbox_ins: dict[tuple, list] = {}
+        self.outbox: list[OutboxEntry] = []
+        self._outbox_ins: dict[tuple, OutboxEntry] = {}
         #: view → the rows this node last published (tuple → formula or None)
         self.published: dict[str, dict[tuple, Formula | None]] = {}
         #: view → tuple → bytes of the provenance last published for it (kept by publish_node)
@@ -173,7 +178,7 @@ class NodeRuntime(LocalRuntime):
         """Queue a message that node ``src`` sent to this node."""
         super()._post(src, self.me, target, port, update)
 
-    def run(self, flush: bool = False) -> list[list]:
+    def run(self, flush: bool = False) -> list[OutboxEntry]:
         """Run to local quiescence (in eager mode, or with ``flush``, firing the MinShip timer
         until nothing is buffered) and return the outbox, emptied: ``[dst, target, port, update]``."""
         self._drain()

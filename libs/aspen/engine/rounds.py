@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import Message, NodeRuntime, decode_messages, encode_messages
+from aspen.engine.node import NodeRuntime, OutboxEntry, decode_messages, encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
@@ -102,7 +102,7 @@ class RoundInput:
         return sum(len(data) for _src, data in self.inbox) + 64 * (len(self.facts)
                                                                    + len(self.dead))
 
-    def apply(self, node: NodeRuntime) -> list[list]:
+    def apply(self, node: NodeRuntime) -> list[OutboxEntry]:
         """Run this round on ``node``; returns its raw outbox ``[dst, target, port, update]``."""
         if self.publish:
             publish_changes(node)
@@ -390,8 +390,9 @@ def step_node(
                     decode_seconds, replayed, dumped)
 
 
-def _bundled(raw: Iterable[Message], manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
-    """A step's raw outbox (:data:`~aspen.engine.node.Message`) as one :func:`encode_messages`
+def _bundled(raw: Iterable[OutboxEntry],
+             manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
+    """A step's raw outbox (:data:`~aspen.engine.node.OutboxEntry`) as one :func:`encode_messages`
     bundle per destination (``(dst, messages, bytes)``), each in the order sent."""
     by_dst: dict[int, list[tuple[str, str, Update]]] = {}
     for dst, target, port, update in raw:
