@@ -14,11 +14,10 @@ demo: setup
 
 # two pytest workers (pytest-xdist), a module per worker at a time: the Spark, Delta and Airflow
 # tests wait on JVMs, subprocesses and files long enough for two to share the 2 cores
-# (docs/decisions.md, "Session 22"); the modules in collection order, long ones first
-# (tests/conftest.py), rather than xdist's order by number of tests
+# (docs/decisions.md, "Session 22")
 test: setup
 	$(PY) -m pytest -q --doctest-modules libs/aspen
-	$(PY) -m pytest -q --durations=15 -n 2 --dist loadfile --no-loadscope-reorder tests
+	$(PY) -m pytest -q --durations=15 -n 2 --dist loadfile tests
 
 test-fast: setup
 	$(PY) -m pytest -q --doctest-modules libs/aspen

@@ -19,26 +19,6 @@ from aspen.settings import Settings
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 
-#: Markers of tests that start a JVM, a subprocess or a browser (after ``slow``, the long ones).
-HEAVY_MARKERS = ("spark", "airflow", "browser")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put the files that hold a ``slow`` test first, then those holding another Spark, Airflow
-    or browser test, then the rest; each file's tests keep their order.
-
-    ``make test`` hands files to two workers in collection order (``--dist loadfile
-    --no-loadscope-reorder``): the long files start first and the many short ones fill in
-    around them, so the two workers finish together (xdist's own order, most tests first, left
-    the long files, which hold few tests, to the end).
-    """
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    heavy = {item.path for item in items
-             if any(item.get_closest_marker(name) for name in HEAVY_MARKERS)}
-    # a stable sort: the order within a tier, and within a file, is kept
-    items.sort(key=lambda item: 0 if item.path in slow else 1 if item.path in heavy else 2)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _tiny_data_spark_defaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The ``spark-submit`` jobs the tests start (Airflow tasks, killed jobs) run with
