@@ -66,6 +66,7 @@ def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path,
         _expire_and_maintain(spark, lake, tmp_path)
     assert {caller for _via, caller, _level in checkpoints} == CHECKPOINT_SITES
     assert {via for via, _caller, _level in checkpoints} == {"checkpointed"}
+    # StorageLevel defines == but no hash (no sets of them): the levels are compared as text
     assert {str(level) for _via, _caller, level in checkpoints} == {str(StorageLevel.DISK_ONLY)}
 
 
