@@ -1,11 +1,32 @@
-"""``aspen maintain``: apply logged updates to the base tables and maintain the views."""
+"""``aspen maintain``: apply logged updates to the base tables and maintain the views.
+
+Once (the default: every update logged since the last batch, as one batch), or as a follower
+(``--follow``: a long-lived maintainer that runs a batch whenever updates arrive, see
+:mod:`aspen.pipeline.follow`). Either holds the lake's maintainer lease while it runs
+(:mod:`aspen.pipeline.lease`), so a second maintainer of the same lake is refused.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
+from aspen.pipeline.maintain_local import MaintainReport
 from aspen.settings import Settings
+
+if TYPE_CHECKING:
+    from aspen.pipeline.lease import MaintainerLease
+
+#: Seconds between a follower's looks at the update log.
+DEFAULT_POLL_SECONDS = 5.0
+#: Seconds between ``--stop``'s looks at whether the follower has stopped.
+STOP_POLL_SECONDS = 0.5
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,20 +41,93 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="spark: Spark tasks a round runs the query nodes on, mail between nodes "
                         "of one task delivered within the round (default: as many as Spark "
                         "runs tasks at once, at most one per node)")
+    follow = p.add_argument_group("follower (a long-lived maintainer)")
+    follow.add_argument("--follow", action="store_true",
+                        help="keep running: maintain a batch whenever updates arrive; SIGTERM "
+                             "stops it after the current batch")
+    follow.add_argument("--stop", action="store_true",
+                        help="ask the lake's follower to stop after its current batch, and wait "
+                             "until it has (works for a follower anywhere: the request goes "
+                             "through the lake)")
+    follow.add_argument("--poll", type=float, default=None, metavar="SECONDS",
+                        help="with --follow: seconds between looks at the update log (default 5)")
+    follow.add_argument("--max-batches", type=int, default=None, metavar="N",
+                        help="with --follow: stop after N maintained batches")
+    follow.add_argument("--for", dest="duration", type=float, default=None, metavar="SECONDS",
+                        help="with --follow: stop after this many seconds")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.hosts is not None and args.runtime != "spark":
-        raise ConfigError("--hosts applies to --runtime spark only")
+def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], MaintainReport]:
+    """One maintained batch of the chosen runtime, as a function of nothing."""
     if args.runtime == "spark":
         from aspen.pipeline.maintain_spark import maintain_spark
 
-        report = maintain_spark(settings, hosts=args.hosts)
-    else:
-        from aspen.pipeline.maintain_local import maintain_local
+        return lambda: maintain_spark(settings, hosts=args.hosts)
+    from aspen.pipeline.maintain_local import maintain_local
 
-        report = maintain_local(settings)
+    return lambda: maintain_local(settings)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.pipeline.lease import MaintainerLease
+
+    if args.hosts is not None and args.runtime != "spark":
+        raise ConfigError("--hosts applies to --runtime spark only")
+    given = [flag for flag, value in (("--poll", args.poll), ("--max-batches", args.max_batches),
+                                      ("--for", args.duration)) if value is not None]
+    if given and not args.follow:
+        raise ConfigError(f"{', '.join(given)} applies to --follow only")
+    if args.stop:
+        if args.follow:
+            raise ConfigError("--stop and --follow exclude each other")
+        return _stop_follower(settings)
+    run_batch = _batch_runner(args, settings)
+    command = f"aspen maintain --runtime {args.runtime}" + (" --follow" if args.follow else "")
+    with MaintainerLease(settings, command) as lease:
+        if not args.follow:
+            for line in run_batch().lines():
+                print(line)
+            return 0
+        return _follow(args, settings, run_batch, lease)
+
+
+def _stop_follower(settings: Settings) -> int:
+    """Ask the lake's maintainer to stop, then wait until it no longer holds the lease."""
+    from aspen.pipeline.lease import current_holder, request_stop
+
+    holder = request_stop(settings)
+    if holder is None:
+        print("no maintainer holds the lake's lease: nothing to stop")
+        return 0
+    print(f"asked {holder.describe()} to stop after its current batch", flush=True)
+    while True:
+        row = current_holder(settings)
+        if row is None or row.owner != holder.owner or row.released or not row.blocks("", _now()):
+            print("stopped")
+            return 0
+        time.sleep(STOP_POLL_SECONDS)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _follow(args: argparse.Namespace, settings: Settings,
+            run_batch: Callable[[], MaintainReport], lease: MaintainerLease) -> int:
+    from aspen.pipeline.follow import follow
+
+    poll = DEFAULT_POLL_SECONDS if args.poll is None else args.poll
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        print(f"following {settings.lake_uri} (poll {poll:g} s; SIGTERM stops after the "
+              "current batch)", flush=True)
+        report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
+                        duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
+                        emit=lambda line: print(line, flush=True))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     for line in report.lines():
         print(line)
     return 0

@@ -38,7 +38,7 @@ def known_tables() -> tuple[str, ...]:
     from aspen.pipeline.view_tables import VIEW_NAMES
 
     pipeline = ("ledger", "metrics", "engine_state", "node_state", "summary",
-                "expectation_results")
+                "expectation_results", "maintainer_lease")
     return (*tables.TABLE_DDL, *VIEW_NAMES, *pipeline)
 
 
