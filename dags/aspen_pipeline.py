@@ -13,6 +13,9 @@ Configuration (Airflow Params win over the environment, read when the task runs)
   ingested files are moved to ``<inbox>/done/<run id>/`` afterwards;
 - ``partitions`` / ``mode`` / ``runtime``: query nodes, MinShip mode and maintenance runtime
   (``ASPEN_PARTITIONS`` 4, ``ASPEN_MODE`` lazy, ``ASPEN_RUNTIME`` local);
+- a follower: while ``aspen maintain --follow`` holds the lake's maintainer lease, ``apply`` and
+  ``maintain`` are skipped (the follower does both as the ingests land) and the expectations and
+  publish still run;
 - schedule: ``ASPEN_PIPELINE_SCHEDULE`` (cron or preset, default every 5 minutes; ``none`` to
   trigger by hand only).
 
@@ -84,6 +87,18 @@ def _lake_and_inbox() -> tuple[str, Path]:
     return Settings(lake=lake).lake_uri, Path(inbox).expanduser().resolve()
 
 
+def _skip_if_followed(lake: str) -> None:
+    """Skip the task when a follower (``aspen maintain --follow``) holds the lake's maintainer
+    lease: it applies and maintains every ingested batch itself, and would refuse this task."""
+    from aspen.pipeline.lease import live_follower
+
+    follower = live_follower(Settings(lake=lake))
+    if follower is not None:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        raise AirflowSkipException(f"a follower maintains this lake: {follower.describe()}")
+
+
 def inbox_files(inbox: Path) -> list[Path]:
     """Update files directly in ``inbox`` (not in sub-folders such as ``done/``), sorted.
 
@@ -132,23 +147,28 @@ def aspen_pipeline() -> None:
 
     @task(outlets=[*BASE_TABLES, APPLY_NOTES])
     def apply() -> None:
-        """Apply every logged batch not yet applied to the base tables."""
+        """Apply every logged batch not yet applied to the base tables (skipped while a
+        follower maintains the lake: it applies them itself)."""
         lake, _ = _lake_and_inbox()
+        _skip_if_followed(lake)
         _spark_submit("apply", "--lake", lake)
 
     @task(outlets=VIEWS)
     def maintain() -> None:
-        """Maintain the views over every applied batch since the last committed one."""
+        """Maintain the views over every applied batch since the last committed one (skipped
+        while a follower maintains the lake)."""
         lake, _ = _lake_and_inbox()
+        _skip_if_followed(lake)
         params = get_current_context()["params"]
         _spark_submit(
             "maintain", "--lake", lake, "--runtime", str(params["runtime"]),
             "--partitions", str(params["partitions"]), "--mode", str(params["mode"]),
         )
 
-    @task(outlets=[EXPECTATION_RESULTS])
+    @task(outlets=[EXPECTATION_RESULTS], trigger_rule="none_failed")
     def expectations() -> None:
-        """Run the Great Expectations suites; a failed expectation fails the task (no publish)."""
+        """Run the Great Expectations suites (also after a maintain left to a follower); a failed
+        expectation fails the task (no publish)."""
         lake, _ = _lake_and_inbox()
         _spark_submit("expectations", "--lake", lake)
 

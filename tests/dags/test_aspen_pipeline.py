@@ -173,3 +173,20 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     assert summary.loc["updates", "row_count"] >= 5
     assert summary.loc["quarantine", "row_count"] == 1
     assert "summary" not in summary.index
+
+    # while a follower holds the lake's maintainer lease, apply and maintain are its job: the
+    # DAG skips them and still checks the expectations and publishes
+    from aspen.pipeline import ledger
+    from aspen.pipeline.lease import MaintainerLease
+    from aspen.settings import Settings
+
+    settings = Settings(lake=str(lake))
+    with MaintainerLease(settings, "aspen maintain --runtime spark --follow", follower=True):
+        followed = dag.test(run_conf={"lake": str(lake), "runtime": "spark", "partitions": 2})
+    states = {ti.task_id: ti.state for ti in followed.get_task_instances()}
+    assert states == {"ingest": TaskInstanceState.SUCCESS, "apply": TaskInstanceState.SKIPPED,
+                      "maintain": TaskInstanceState.SKIPPED,
+                      "expectations": TaskInstanceState.SUCCESS,
+                      "publish": TaskInstanceState.SUCCESS}
+    assert followed.state == DagRunState.SUCCESS
+    assert ledger.last_committed(settings).batch_id == 1

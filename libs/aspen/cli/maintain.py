@@ -63,6 +63,10 @@ def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], 
     if args.runtime == "spark":
         from aspen.pipeline.maintain_spark import maintain_spark
 
+        if args.follow:  # a follower starts its application before it looks at the log
+            from aspen.spark.session import get_spark
+
+            get_spark("aspen-maintain")
         return lambda: maintain_spark(settings, hosts=args.hosts)
     from aspen.pipeline.maintain_local import maintain_local
 
@@ -82,9 +86,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.follow:
             raise ConfigError("--stop and --follow exclude each other")
         return _stop_follower(settings)
-    run_batch = _batch_runner(args, settings)
     command = f"aspen maintain --runtime {args.runtime}" + (" --follow" if args.follow else "")
-    with MaintainerLease(settings, command) as lease:
+    with MaintainerLease(settings, command, follower=args.follow) as lease:
+        run_batch = _batch_runner(args, settings)
         if not args.follow:
             for line in run_batch().lines():
                 print(line)

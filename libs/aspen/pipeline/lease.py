@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 __all__ = ["LEASE_SECONDS", "LEASE_TABLE", "LeaseHolder", "LostLeaseError", "MaintainerLease",
-           "check_held", "current_holder", "request_stop"]
+           "check_held", "current_holder", "live_follower", "request_stop"]
 
 LEASE_TABLE = "maintainer_lease"
 #: A lease not renewed for this long may be taken by another maintainer.
@@ -71,6 +71,7 @@ class LeaseHolder:
     expires_at: datetime
     released: bool = False
     stop_requested: bool = False  # ``aspen maintain --stop`` asked the holder to stop
+    follower: bool = False        # a follower (``--follow``), not a one-batch run
 
     def describe(self) -> str:
         """Who this is, in words.
@@ -121,7 +122,7 @@ def _read(settings: Settings):
     return table, LeaseHolder(
         str(row["owner"]), str(row["host"]), int(row["pid"]), str(row["command"]),
         _utc(row["acquired_at"]), _utc(row["expires_at"]), bool(row["released"]),
-        bool(row.get("stop_requested") or False))
+        bool(row.get("stop_requested") or False), bool(row.get("follower") or False))
 
 
 def _utc(value: datetime) -> datetime:
@@ -143,6 +144,17 @@ def check_held(settings: Settings) -> None:
     lease = _HELD.get(settings.lake_uri)
     if lease is not None:
         lease.check()
+
+
+def live_follower(settings: Settings) -> LeaseHolder | None:
+    """The follower that holds the lake's lease now, if one does (the pipeline DAG then leaves
+    apply and maintain to it).
+
+    >>> live_follower(Settings(lake="/nonexistent/lake")) is None
+    True
+    """
+    row = current_holder(settings)
+    return row if row is not None and row.follower and row.blocks("", _now()) else None
 
 
 def request_stop(settings: Settings) -> LeaseHolder | None:
@@ -176,12 +188,12 @@ def _swap(settings: Settings, table, row: LeaseHolder) -> bool:
         ("owner", pa.string()), ("host", pa.string()), ("pid", pa.int64()),
         ("command", pa.string()), ("acquired_at", pa.timestamp("us", "UTC")),
         ("expires_at", pa.timestamp("us", "UTC")), ("released", pa.bool_()),
-        ("stop_requested", pa.bool_())]))
+        ("stop_requested", pa.bool_()), ("follower", pa.bool_())]))
     try:
         if table is None:  # the first maintainer of this lake creates the table
             write_deltalake(settings.table_uri(LEASE_TABLE), data, mode="error")
         else:
-            write_deltalake(table, data, mode="overwrite",
+            write_deltalake(table, data, mode="overwrite", schema_mode="overwrite",
                             commit_properties=CommitProperties(max_commit_retries=0))
     except CommitFailedError:
         return False
@@ -203,12 +215,14 @@ class MaintainerLease:
     ...     lease.check()  # just before the ledger row
     """
 
-    def __init__(self, settings: Settings, command: str, ttl: float = LEASE_SECONDS) -> None:
+    def __init__(self, settings: Settings, command: str, ttl: float = LEASE_SECONDS,
+                 follower: bool = False) -> None:
         if ttl <= 0:
             raise ValueError(f"a lease lasts a positive time, got {ttl}")
         self.settings = settings
         self.command = command
         self.ttl = ttl
+        self.follower = follower
         self.owner = uuid.uuid4().hex
         self._lost: LeaseHolder | None = None
         self._stop = threading.Event()
@@ -232,7 +246,8 @@ class MaintainerLease:
 
     def _mine(self, now: datetime, acquired_at: datetime | None = None) -> LeaseHolder:
         return LeaseHolder(self.owner, socket.gethostname(), os.getpid(), self.command,
-                           acquired_at or now, now + timedelta(seconds=self.ttl))
+                           acquired_at or now, now + timedelta(seconds=self.ttl),
+                           follower=self.follower)
 
     def acquire(self) -> None:
         """Take the lease, or raise :class:`~aspen.errors.LakeError` naming its live holder."""

@@ -25,9 +25,13 @@ from aspen.pipeline.lease import (
 
 
 def _put(lake, row: LeaseHolder) -> None:
-    """Write ``row`` as the lease whatever it holds (another maintainer's claim)."""
-    table, _ = lease_module._read(lake)
-    assert lease_module._swap(lake, table, row)
+    """Write ``row`` as the lease whatever it holds (another maintainer's claim), retrying
+    when a renewal committed in between."""
+    for _ in range(50):
+        table, _ = lease_module._read(lake)
+        if lease_module._swap(lake, table, row):
+            return
+    pytest.fail("could not write the lease row")
 
 
 def _other(now: datetime, seconds: float = 60.0, **changes) -> LeaseHolder:
@@ -101,7 +105,9 @@ def test_of_two_writers_reading_the_same_version_one_commit_fails(lake) -> None:
 def test_renewal_extends_and_a_taken_lease_is_lost_before_commit(lake) -> None:
     with MaintainerLease(lake, "aspen maintain", ttl=0.4) as held:
         first_expiry = current_holder(lake).expires_at
-        time.sleep(0.5)  # the renewal thread runs every ttl / 4
+        deadline = time.monotonic() + 20  # the renewal thread runs every ttl / 4
+        while current_holder(lake).expires_at == first_expiry and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert current_holder(lake).expires_at > first_expiry
         assert current_holder(lake).owner == held.owner
         _put(lake, _other(datetime.now(UTC)))  # another maintainer took it
@@ -112,3 +118,17 @@ def test_renewal_extends_and_a_taken_lease_is_lost_before_commit(lake) -> None:
             held.renew()
     assert current_holder(lake).owner == "someone-else"  # leaving never releases another's
     assert not current_holder(lake).released
+
+
+def test_live_follower_is_a_live_lease_held_by_a_follower(lake) -> None:
+    from aspen.pipeline.lease import live_follower
+
+    assert live_follower(lake) is None
+    with MaintainerLease(lake, "aspen maintain"):  # a one-batch run is not a follower
+        assert live_follower(lake) is None
+    with MaintainerLease(lake, "aspen maintain --follow", follower=True) as held:
+        assert live_follower(lake).owner == held.owner
+    assert live_follower(lake) is None  # released
+    now = datetime.now(UTC)
+    _put(lake, _other(now - timedelta(seconds=120), seconds=60.0, follower=True))
+    assert live_follower(lake) is None  # expired
