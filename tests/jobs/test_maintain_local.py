@@ -96,3 +96,33 @@ def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp
     assert verify_lake(lake).ok
     assert ledger.last_committed(lake).batch_id == 2
     assert sorted(read_table(lake, "ledger")["batch_id"]) == [1, 2]
+
+
+@pytest.mark.parametrize("runtime", ["local", "spark"])
+def test_a_maintainer_that_lost_its_lease_does_not_commit(spark, lake, tmp_path, runtime):
+    from datetime import UTC, datetime, timedelta
+
+    from aspen.pipeline import lease as lease_module
+    from aspen.pipeline.lease import LeaseHolder, LostLeaseError, MaintainerLease
+    from aspen.pipeline.maintain_spark import maintain_spark
+
+    def maintain():
+        if runtime == "spark":
+            return maintain_spark(lake, spark=spark, partitions=2)
+        return maintain_local(lake, spark=spark, partitions=2)
+
+    ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
+    now = datetime.now(UTC)
+    thief = LeaseHolder("thief", "elsewhere", 1, "aspen maintain --follow", now,
+                        now + timedelta(seconds=600))
+    with MaintainerLease(lake, "aspen maintain") as held:
+        table, _ = lease_module._read(lake)  # another maintainer takes the lease mid-batch
+        assert lease_module._swap(lake, table, thief)
+        with pytest.raises(LostLeaseError, match="lost the lake's lease"):
+            maintain()
+        assert held.owner != thief.owner
+    assert ledger.last_committed(lake).batch_id == 0  # written tables, but nothing committed
+    table, _ = lease_module._read(lake)
+    assert lease_module._swap(lake, table, LeaseHolder(**{**thief.__dict__, "released": True}))
+    assert maintain().batch_id == 1  # the next maintainer restores and commits
+    assert verify_lake(lake).ok

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     given = [flag for flag, value in (("--poll", args.poll), ("--max-batches", args.max_batches),
                                       ("--for", args.duration)) if value is not None]
     if given and not args.follow:
-        raise ConfigError(f"{', '.join(given)} applies to --follow only")
+        raise ConfigError(f"{', '.join(given)}: only with --follow")
     if args.stop:
         if args.follow:
             raise ConfigError("--stop and --follow exclude each other")
@@ -125,8 +125,6 @@ def _follow(args: argparse.Namespace, settings: Settings,
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        print(f"following {settings.lake_uri} (poll {poll:g} s; SIGTERM stops after the "
-              "current batch)", flush=True)
         report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
                         duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
                         emit=lambda line: print(line, flush=True))

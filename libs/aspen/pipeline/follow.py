@@ -77,8 +77,8 @@ def follow(
     emit: Callable[[str], None] = print,
 ) -> FollowReport:
     """Run ``run_batch`` whenever the watched logs change, until a limit, ``stop`` or
-    ``stop_requested()``; each
-    maintained batch's report lines go to ``emit``. The caller holds the maintainer lease.
+    ``stop_requested()``; a first line saying so, then each maintained batch's report lines, go
+    to ``emit``. The caller holds the maintainer lease.
 
     >>> follow(Settings(lake="/tmp/lake"), lambda: maintain_spark(settings), max_batches=3)
     ... # doctest: +SKIP
@@ -91,6 +91,8 @@ def follow(
     if duration is not None and duration <= 0:
         raise ConfigError(f"--for must be positive, got {duration}")
     stop = stop or threading.Event()
+    emit(f"following {settings.lake_uri}: a look every {poll:g} s; stops between batches when "
+         "asked (SIGTERM, aspen maintain --stop)")
     deadline = None if duration is None else time.monotonic() + duration
     report = FollowReport()
     seen: tuple[int, ...] | None = None

@@ -29,6 +29,11 @@ def test_help_lists_every_design_command(capsys: pytest.CaptureFixture[str]) -> 
         (["maintain", "--partitions", "0"], "--partitions must be at least 1"),
         (["maintain", "--hosts", "2"], "--hosts applies to --runtime spark only"),
         (["maintain", "--runtime", "spark", "--hosts", "0"], "--hosts must be at least 1"),
+        (["maintain", "--poll", "1"], "--poll: only with --follow"),
+        (["maintain", "--max-batches", "1", "--for", "9"], "--max-batches, --for: only with "
+                                                          "--follow"),
+        (["maintain", "--stop", "--follow"], "--stop and --follow exclude each other"),
+        (["maintain", "--follow", "--poll", "0"], "--poll must be positive"),
         (["show", "reach"], "unknown view 'reach'"),
         (["what-if", "--delete", "lnk:a:b"], "expected RELATION:KEY"),
         (["what-if", "--delete", "link:a"], "expected link:SRC:DST"),

@@ -33,7 +33,8 @@ def test_each_new_version_is_maintained_and_reported(lake) -> None:
     lines: list[str] = []
     report = follow(lake, _counting_batches(lake), poll=0.05, max_batches=1, emit=lines.append)
     assert report.batches == 1
-    assert lines[0].startswith("batch 1:")
+    assert lines[0].startswith(f"following {lake.lake_uri}: a look every 0.05 s")
+    assert lines[1].startswith("batch 1:")
 
 
 def _counting_batches(lake):
