@@ -1,7 +1,8 @@
 """``aspen maintain --follow``: a long-lived maintainer picks up each ingest as it lands, holds
 the lake's lease (a second maintainer is refused with one line), and stops between batches —
 asked through the lake (``aspen maintain --stop``: a ``spark-submit`` follower in its own Spark
-application) or by SIGTERM (an ``aspen`` process) — releasing the lease."""
+application, local runtime) or by SIGTERM (an ``aspen`` process in this one, spark runtime: query
+nodes in host processes) — releasing the lease."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_spark_submit_follower_maintains_each_ingest_and_stops_when_asked(spark,
     env.pop("SPARK_MASTER", None)
     follower = subprocess.Popen(
         [str(VENV_BIN / "spark-submit"), "--master", "local[2]", str(REPO_ROOT / "jobs" /
-         "maintain.py"), "--lake", lake.lake, "--runtime", "spark", "--partitions", "2",
+         "maintain.py"), "--lake", lake.lake, "--runtime", "local", "--partitions", "2",
          "--follow", "--poll", "0.5"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
@@ -81,7 +82,7 @@ def test_spark_submit_follower_maintains_each_ingest_and_stops_when_asked(spark,
         assert main(["--lake", lake.lake, "maintain"]) == 2  # refused before any work
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "aspen maintain: the lake is being maintained by " \
-            "'aspen maintain --runtime spark --follow'" in err
+            "'aspen maintain --runtime local --follow'" in err
         assert ledger.last_committed(lake).batch_id == 1
 
         ingest_files(spark, lake, [_write(tmp_path / "second.jsonl", SECOND)])
@@ -93,7 +94,7 @@ def test_spark_submit_follower_maintains_each_ingest_and_stops_when_asked(spark,
         capsys.readouterr()
         assert main(["--lake", lake.lake, "maintain", "--stop"]) == 0  # returns once stopped
         said = capsys.readouterr().out.splitlines()
-        assert said[0].startswith("asked 'aspen maintain --runtime spark --follow' (pid ")
+        assert said[0].startswith("asked 'aspen maintain --runtime local --follow' (pid ")
         assert said[1:] == ["stopped"]
         out, err = follower.communicate(timeout=120)
     finally:
@@ -104,11 +105,10 @@ def test_spark_submit_follower_maintains_each_ingest_and_stops_when_asked(spark,
     assert "batch 1: through ingest batch 1" in out and "batch 2: through ingest batch 2" in out
     assert "follow: 2 batch(es) maintained" in out
     assert current_holder(lake).released
-    # the ledger says both batches ran on Spark, with the follower's partitions
-    assert ledger.last_committed(lake).runtime == "spark"
+    assert ledger.last_committed(lake).runtime == "local"
 
 
-def test_cli_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
+def test_spark_runtime_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
                                                         capsys) -> None:
     ingest_files(spark, lake, [_write(tmp_path / "first.jsonl", FIRST)])
 
@@ -121,7 +121,8 @@ def test_cli_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Pa
     before = signal.getsignal(signal.SIGTERM)
     killer = threading.Thread(target=terminate_after_first_batch)
     killer.start()
-    code = main(["--lake", lake.lake, "maintain", "--follow", "--poll", "0.2", "--for", "300"])
+    code = main(["--lake", lake.lake, "maintain", "--runtime", "spark", "--partitions", "2",
+                 "--follow", "--poll", "0.2", "--for", "300"])
     killer.join()
     out = capsys.readouterr().out
     assert code == 0
