@@ -1,8 +1,9 @@
 """``aspen maintain --follow``: a long-lived maintainer picks up each ingest as it lands, holds
 the lake's lease (a second maintainer is refused with one line), and stops between batches —
-asked through the lake (``aspen maintain --stop``: a ``spark-submit`` follower in its own Spark
-application, local runtime) or by SIGTERM (an ``aspen`` process in this one, spark runtime: query
-nodes in host processes) — releasing the lease."""
+asked through the lake (``aspen maintain --stop``; spark runtime, query nodes in host processes)
+or by SIGTERM (local runtime) — releasing the lease. The followers run in this process's Spark
+application (``jobs/maintain.py`` is the same CLI under spark-submit: tests/jobs/
+test_maintain_spark_reruns.py runs it so)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,9 +23,6 @@ from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
 from aspen.pipeline.lease import current_holder
 from aspen.pipeline.verify import verify_lake
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -41,16 +37,12 @@ def _write(path: Path, records: list[dict]) -> Path:
     return path
 
 
-def _wait_for(condition, seconds: float, follower: subprocess.Popen) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if follower.poll() is not None:
-            out, err = follower.communicate()
-            pytest.fail(f"the follower exited ({follower.returncode}): {out[-2000:]}{err[-3000:]}")
-        if time.monotonic() > deadline:
-            follower.kill()
-            pytest.fail(f"not within {seconds} s")
-        time.sleep(0.5)
+def _wait_for_batch(lake, batch_id: int, follower: threading.Thread) -> None:
+    deadline = time.monotonic() + 300
+    while ledger.last_committed(lake).batch_id < batch_id:
+        assert follower.is_alive(), "the follower ended"
+        assert time.monotonic() < deadline, f"batch {batch_id} not within 300 s"
+        time.sleep(0.2)
 
 
 def _reachable(lake) -> set[tuple[str, str]]:
@@ -58,58 +50,53 @@ def _reachable(lake) -> set[tuple[str, str]]:
     return set(zip(frame["src"], frame["dst"], strict=True))
 
 
-def test_spark_submit_follower_maintains_each_ingest_and_stops_when_asked(spark, lake, tmp_path: Path,
+def test_follower_maintains_each_ingest_and_stops_when_asked(spark, lake, tmp_path: Path,
                                                              capsys) -> None:
     ingest_files(spark, lake, [_write(tmp_path / "first.jsonl", FIRST)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
-    env["PYSPARK_PYTHON"] = sys.executable
-    env.pop("SPARK_MASTER", None)
-    follower = subprocess.Popen(
-        [str(VENV_BIN / "spark-submit"), "--master", "local[2]", str(REPO_ROOT / "jobs" /
-         "maintain.py"), "--lake", lake.lake, "--runtime", "local", "--partitions", "2",
-         "--follow", "--poll", "0.5"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    codes: list[int] = []
+    follower = threading.Thread(target=lambda: codes.append(main(
+        ["--lake", lake.lake, "maintain", "--runtime", "spark", "--partitions", "2",
+         "--follow", "--poll", "0.2", "--for", "600"])))
+    follower.start()
+    said = ""
     try:
-        _wait_for(lambda: ledger.last_committed(lake).batch_id == 1, 300, follower)
+        _wait_for_batch(lake, 1, follower)
         assert _reachable(lake) == {("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"),
                                     ("b", "d"), ("c", "d")}
         holder = current_holder(lake)
-        assert (holder.pid != os.getpid(), holder.released) == (True, False)
-        assert "--follow" in holder.command
+        assert (holder.follower, holder.released, holder.pid) == (True, False, os.getpid())
 
-        capsys.readouterr()
+        said += capsys.readouterr().out
         assert main(["--lake", lake.lake, "maintain"]) == 2  # refused before any work
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "aspen maintain: the lake is being maintained by " \
-            "'aspen maintain --runtime local --follow'" in err
+            "'aspen maintain --runtime spark --follow'" in err
         assert ledger.last_committed(lake).batch_id == 1
 
         ingest_files(spark, lake, [_write(tmp_path / "second.jsonl", SECOND)])
-        _wait_for(lambda: ledger.last_committed(lake).batch_id == 2, 300, follower)
+        _wait_for_batch(lake, 2, follower)
         # b → c gone, d → a new: a → b, c → d → a → b
         assert _reachable(lake) == {("a", "b"), ("c", "d"), ("c", "a"), ("c", "b"),
                                     ("d", "a"), ("d", "b")}
         assert verify_lake(lake).ok
-        capsys.readouterr()
-        assert main(["--lake", lake.lake, "maintain", "--stop"]) == 0  # returns once stopped
-        said = capsys.readouterr().out.splitlines()
-        assert said[0].startswith("asked 'aspen maintain --runtime local --follow' (pid ")
-        assert said[1:] == ["stopped"]
-        out, err = follower.communicate(timeout=120)
     finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.communicate()
-    assert follower.returncode == 0, err[-3000:]
-    assert "batch 1: through ingest batch 1" in out and "batch 2: through ingest batch 2" in out
-    assert "follow: 2 batch(es) maintained" in out
+        assert main(["--lake", lake.lake, "maintain", "--stop"]) == 0  # returns once stopped
+        follower.join(timeout=300)
+    said += capsys.readouterr().out
+    assert not follower.is_alive() and codes == [0]
+    lines = said.splitlines()  # the follower's lines interleave with --stop's
+    asked = [i for i, line in enumerate(lines) if re.fullmatch(
+        r"asked 'aspen maintain --runtime spark --follow' \(pid \d+ on .*\) to stop after its "
+        r"current batch", line)]
+    assert len(asked) == 1 and lines.index("stopped") > asked[0]
+    assert "batch 1: through ingest batch 1" in said and "batch 2: through ingest batch 2" in said
+    assert "follow: 2 batch(es) maintained" in said
     assert current_holder(lake).released
-    assert ledger.last_committed(lake).runtime == "local"
+    assert ledger.last_committed(lake).runtime == "spark"
 
 
-def test_spark_runtime_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
-                                                        capsys) -> None:
+def test_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
+                                                   capsys) -> None:
     ingest_files(spark, lake, [_write(tmp_path / "first.jsonl", FIRST)])
 
     def terminate_after_first_batch() -> None:
@@ -121,8 +108,7 @@ def test_spark_runtime_follower_stops_after_its_batch_on_sigterm(spark, lake, tm
     before = signal.getsignal(signal.SIGTERM)
     killer = threading.Thread(target=terminate_after_first_batch)
     killer.start()
-    code = main(["--lake", lake.lake, "maintain", "--runtime", "spark", "--partitions", "2",
-                 "--follow", "--poll", "0.2", "--for", "300"])
+    code = main(["--lake", lake.lake, "maintain", "--follow", "--poll", "0.2", "--for", "300"])
     killer.join()
     out = capsys.readouterr().out
     assert code == 0

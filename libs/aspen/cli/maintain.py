@@ -107,14 +107,10 @@ def _stop_follower(settings: Settings) -> int:
     print(f"asked {holder.describe()} to stop after its current batch", flush=True)
     while True:
         row = current_holder(settings)
-        if row is None or row.owner != holder.owner or row.released or not row.blocks("", _now()):
+        if row is None or row.owner != holder.owner or not row.is_live(datetime.now(UTC)):
             print("stopped")
             return 0
         time.sleep(STOP_POLL_SECONDS)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _follow(args: argparse.Namespace, settings: Settings,
@@ -123,13 +119,17 @@ def _follow(args: argparse.Namespace, settings: Settings,
 
     poll = DEFAULT_POLL_SECONDS if args.poll is None else args.poll
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # SIGTERM stops between batches (only the main thread may install a handler: a follower
+    # run in another thread is stopped through the lake, ``aspen maintain --stop``)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
     try:
         report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
                         duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
                         emit=lambda line: print(line, flush=True))
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
     for line in report.lines():
         print(line)
     return 0

@@ -6,8 +6,9 @@ same committed state, restore each other's tables as "uncommitted" and both comm
 lease prevents that: ``aspen maintain`` holds it for its run, a follower for its life.
 
 The lease is the one row of the Delta table ``maintainer_lease`` under the lake root: who holds
-it (``owner``, ``host``, ``pid``, ``command``), since when, until when (``expires_at``), and
-whether it was ``released``. It is taken and renewed by **compare-and-swap on the table's
+it (``owner``, ``host``, ``pid``, ``command``, whether a ``follower``), since when, until when
+(``expires_at``), whether it was ``released`` and whether ``aspen maintain --stop`` asked its
+holder to stop (``stop_requested``). It is taken and renewed by **compare-and-swap on the table's
 version**: a writer reads the row at version *v* and overwrites it committing exactly version
 *v + 1* (delta-rs with no commit retries), so of two writers that read the same version one
 commit fails, re-reads and sees the other's claim. A holder renews the lease every
@@ -83,12 +84,17 @@ class LeaseHolder:
         return (f"'{self.command}' (pid {self.pid} on {self.host}, "
                 f"since {self.acquired_at:%Y-%m-%d %H:%M:%S} UTC)")
 
-    def blocks(self, owner: str, now: datetime) -> bool:
-        """Whether this row keeps ``owner`` from taking the lease at ``now``: it is held by
-        someone else, not released, not expired, and not left by a dead process of this host."""
-        if self.owner == owner or self.released or self.expires_at <= now:
+    def is_live(self, now: datetime) -> bool:
+        """Whether the lease is held at ``now``: not released, not expired, and not left by a
+        process of this host that is gone."""
+        if self.released or self.expires_at <= now:
             return False
         return not (self.host == socket.gethostname() and not _process_alive(self.pid))
+
+    def blocks(self, owner: str, now: datetime) -> bool:
+        """Whether this row keeps ``owner`` from taking the lease at ``now``: someone else
+        holds it, live."""
+        return self.owner != owner and self.is_live(now)
 
 
 def _process_alive(pid: int) -> bool:
@@ -154,7 +160,7 @@ def live_follower(settings: Settings) -> LeaseHolder | None:
     True
     """
     row = current_holder(settings)
-    return row if row is not None and row.follower and row.blocks("", _now()) else None
+    return row if row is not None and row.follower and row.is_live(_now()) else None
 
 
 def request_stop(settings: Settings) -> LeaseHolder | None:
@@ -244,10 +250,10 @@ class MaintainerLease:
         _HELD.pop(self.settings.lake_uri, None)
         self.release()
 
-    def _mine(self, now: datetime, acquired_at: datetime | None = None) -> LeaseHolder:
+    def _mine(self, now: datetime) -> LeaseHolder:
+        """A fresh claim by this process at ``now``."""
         return LeaseHolder(self.owner, socket.gethostname(), os.getpid(), self.command,
-                           acquired_at or now, now + timedelta(seconds=self.ttl),
-                           follower=self.follower)
+                           now, now + timedelta(seconds=self.ttl), follower=self.follower)
 
     def acquire(self) -> None:
         """Take the lease, or raise :class:`~aspen.errors.LakeError` naming its live holder."""
