@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from aspen.errors import LakeError
 from aspen.settings import Settings
+from aspen.spark.host_process import process_alive
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -89,23 +90,12 @@ class LeaseHolder:
         process of this host that is gone."""
         if self.released or self.expires_at <= now:
             return False
-        return not (self.host == socket.gethostname() and not _process_alive(self.pid))
+        return not (self.host == socket.gethostname() and not process_alive(self.pid))
 
     def blocks(self, owner: str, now: datetime) -> bool:
         """Whether this row keeps ``owner`` from taking the lease at ``now``: someone else
         holds it, live."""
         return self.owner != owner and self.is_live(now)
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (owned by anyone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _now() -> datetime:

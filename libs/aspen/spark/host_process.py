@@ -46,7 +46,7 @@ from aspen.errors import EngineError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["IDLE_SECONDS", "run_on_host", "serve", "socket_path"]
+__all__ = ["IDLE_SECONDS", "process_alive", "run_on_host", "serve", "socket_path"]
 
 #: A host process exits after this long without a request.
 IDLE_SECONDS = 600.0
@@ -163,7 +163,12 @@ def _receive(sock: socket.socket) -> Any:
     return pickle.loads(_exactly(sock, size))
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (owned by anyone).
+
+    >>> process_alive(os.getpid())
+    True
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -194,7 +199,7 @@ def serve(path: Path, watched: int, idle: float = IDLE_SECONDS) -> None:
     inode = path.stat().st_ino
     last = time.monotonic()
     try:
-        while _alive(watched) and time.monotonic() - last < idle:
+        while process_alive(watched) and time.monotonic() - last < idle:
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
