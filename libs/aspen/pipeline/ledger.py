@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from aspen.lake.deltars import read_table, table_exists, table_version, write_table
+from aspen.pipeline.lease import check_held
 from aspen.settings import Settings
 
 __all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed", "restore_uncommitted"]
@@ -67,8 +68,12 @@ def commit(
     tables: Iterable[str] = (),
 ) -> None:
     """Append the ledger row of ``entry``, recording the current version of each of ``tables``
-    (those the batch wrote): the batch is committed from now on."""
+    (those the batch wrote): the batch is committed from now on. A maintainer that entered the
+    lake's lease and lost it since raises :class:`~aspen.pipeline.lease.LostLeaseError` here and
+    never commits (:func:`~aspen.pipeline.lease.check_held`)."""
     import pandas as pd
+
+    check_held(settings)
 
     versions = {name: table_version(settings, name) for name in tables
                 if table_exists(settings, name)}
