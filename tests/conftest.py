@@ -22,17 +22,18 @@ os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 @pytest.fixture(scope="session", autouse=True)
 def _tiny_data_spark_defaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The ``spark-submit`` jobs the tests start (Airflow tasks, killed jobs) run with
-    :data:`~aspen.spark.session.TINY_DATA_CONF` too, from a ``spark-defaults.conf`` in
-    ``$SPARK_CONF_DIR`` as a deployment would give it (unless the environment names a conf
-    folder of its own)."""
+    :data:`~aspen.spark.session.SHORT_JOB_CONF` (the tiny-data conf, a C1-only JVM), from a
+    ``spark-defaults.conf`` in ``$SPARK_CONF_DIR`` as a deployment would give it (unless the
+    environment names a conf folder of its own). The test process's own session sets its JVM
+    options itself (:data:`~aspen.spark.session.TEST_CONF`: long-lived, so C2 as well)."""
     if os.environ.get("SPARK_CONF_DIR"):
         yield
         return
-    from aspen.spark.session import TINY_DATA_CONF
+    from aspen.spark.session import SHORT_JOB_CONF
 
     folder = tmp_path_factory.mktemp("spark-conf")
     (folder / "spark-defaults.conf").write_text(
-        "".join(f"{key} {value}\n" for key, value in TINY_DATA_CONF.items()))
+        "".join(f"{key} {value}\n" for key, value in SHORT_JOB_CONF.items()))
     os.environ["SPARK_CONF_DIR"] = str(folder)
     yield
     os.environ.pop("SPARK_CONF_DIR", None)

@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_LOCAL_MASTER",
     "JAR_PATTERNS",
     "SMALL_MACHINE_CONF",
+    "SHORT_JOB_CONF",
     "TEST_CONF",
     "TINY_DATA_CONF",
     "TINY_DATA_SQL_CONF",
@@ -77,6 +78,18 @@ TINY_DATA_CONF: dict[str, str] = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
+}
+
+#: :data:`TINY_DATA_CONF` for a short-lived driver on a small lake (a ``spark-submit`` job per
+#: Airflow task): the JVM compiles with C1 only (``-XX:TieredStopAtLevel=1``), so it spends no CPU
+#: on C2 compilations that a job of seconds never pays back. Measured (docs/decisions.md,
+#: "Session 28"): ``jobs/publish.py`` on an empty lake 18.8 / 19.2 s → 15.5 / 16.6 s (JVM CPU 25
+#: / 28 s → 17 / 18 s); the pipeline DAG's ``dag.test()`` run of five jobs 175.8 → 140.5 s. Not
+#: for a long-lived driver: in one application the tests' third and fourth batches took 24–25 s
+#: with it against 16–22 s without. The tests' ``spark-defaults.conf`` holds it.
+SHORT_JOB_CONF: dict[str, str] = {
+    **TINY_DATA_CONF,
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
 }
 
 #: The SQL settings of :data:`TINY_DATA_CONF`, which a running session can change: a job sets
