@@ -123,7 +123,8 @@ LINK_UPDATES = [
 
 @pytest.mark.slow
 def test_dag_test_runs_the_pipeline_end_to_end(
-    airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     for job in ("ingest", "apply", "maintain", "expectations", "publish"):
         if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
@@ -150,6 +151,10 @@ def test_dag_test_runs_the_pipeline_end_to_end(
         for t in ("ingest", "apply", "maintain", "expectations", "publish")
     }
     assert run.state == DagRunState.SUCCESS
+    # each task's spark-submit job printed into the task's log: the ingest job its counts
+    printed = capfd.readouterr().out
+    assert "ingest: links.jsonl: 5 valid, 1 quarantined (malformed_json 1)" in printed, printed[-3000:]
+    assert "ingest: batch 1: 5 record(s) appended to updates, 1 to quarantine" in printed
     assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
     assert [p.name for p in inbox.glob("done/*/*")] == ["links.jsonl"]
 
