@@ -14,10 +14,10 @@ demo: setup
 
 # two pytest workers (pytest-xdist), a module per worker at a time: the Spark, Delta and Airflow
 # tests wait on JVMs, subprocesses and files long enough for two to share the 2 cores
-# (docs/decisions.md, "Session 22")
+# (docs/decisions.md, "Session 22"); the package's doctests run on the same workers, in the
+# same run (docs/decisions.md, "Session 28")
 test: setup
-	$(PY) -m pytest -q --doctest-modules libs/aspen
-	$(PY) -m pytest -q --durations=15 -n 2 --dist loadfile tests
+	$(PY) -m pytest -q --durations=15 -n 2 --dist loadfile --doctest-modules libs/aspen tests
 
 test-fast: setup
 	$(PY) -m pytest -q --doctest-modules libs/aspen
