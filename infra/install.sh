@@ -31,9 +31,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 lock_sum=$(echo "uv $UV_VERSION" | cat - infra/requirements.lock pyproject.toml | sha256sum | cut -c1-16)
-if [ ! -f "$STAMPS/pip-$lock_sum" ]; then
+if [ ! -f "$STAMPS/packages-$lock_sum" ]; then
   echo "setup: installing Python packages from infra/requirements.lock (first run takes a few minutes)"
-  # uv installs the lock (≈30 s from its cache against ≈95 s for pip: docs/decisions.md,
+  # uv installs the lock (28 s from its cache against 93 s for pip: docs/decisions.md,
   # "Session 28"); pip only installs uv itself
   .venv/bin/python -m pip install -q "uv==$UV_VERSION" \
     || die "pip could not install uv $UV_VERSION: is PyPI reachable?"
@@ -41,8 +41,8 @@ if [ ! -f "$STAMPS/pip-$lock_sum" ]; then
     || die "installing infra/requirements.lock failed: is PyPI reachable? see the uv output above."
   .venv/bin/uv pip install -q --python .venv/bin/python --no-deps -e . \
     || die "installing the aspen package (editable) failed."
-  rm -f "$STAMPS"/pip-*
-  touch "$STAMPS/pip-$lock_sum"
+  rm -f "$STAMPS"/pip-* "$STAMPS"/packages-*
+  touch "$STAMPS/packages-$lock_sum"
 fi
 
 for artifact in "io.delta:delta-spark_${SPARK_MINOR}_2.13:${DELTA_VERSION}" "io.delta:delta-storage:${DELTA_VERSION}"; do
