@@ -99,15 +99,12 @@ def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp
 
 
 def test_a_maintainer_that_lost_its_lease_does_not_commit(spark, lake, tmp_path):
-    """On the local runtime (the spark runtime calls the same check just before its ledger
-    row; tests/jobs/test_follow.py runs a follower on it)."""
+    """On the local runtime; the check is in ``ledger.commit``, which both runtimes call to
+    commit (tests/jobs/test_follow.py runs a follower on the spark runtime)."""
     from datetime import UTC, datetime, timedelta
 
     from aspen.pipeline import lease as lease_module
     from aspen.pipeline.lease import LeaseHolder, LostLeaseError, MaintainerLease
-
-    def maintain():
-        return maintain_local(lake, spark=spark, partitions=2)
 
     ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
     now = datetime.now(UTC)
@@ -117,10 +114,11 @@ def test_a_maintainer_that_lost_its_lease_does_not_commit(spark, lake, tmp_path)
         table, _ = lease_module._read(lake)  # another maintainer takes the lease mid-batch
         assert lease_module._swap(lake, table, thief)
         with pytest.raises(LostLeaseError, match="lost the lake's lease"):
-            maintain()
+            maintain_local(lake, spark=spark, partitions=2)
         assert held.owner != thief.owner
     assert ledger.last_committed(lake).batch_id == 0  # written tables, but nothing committed
     table, _ = lease_module._read(lake)
     assert lease_module._swap(lake, table, LeaseHolder(**{**thief.__dict__, "released": True}))
-    assert maintain().batch_id == 1  # the next maintainer restores and commits
+    # the next maintainer restores and commits
+    assert maintain_local(lake, spark=spark, partitions=2).batch_id == 1
     assert verify_lake(lake).ok

@@ -274,9 +274,9 @@ class MaintainerLease:
         raise LakeError(f"could not renew the maintainer lease in {_CAS_ATTEMPTS} attempts")
 
     def check(self) -> None:
-        """Raise :class:`LostLeaseError` unless this process still holds the lease (a batch
-        calls this just before its ledger row, so a maintainer that lost the lease never
-        commits)."""
+        """Raise :class:`LostLeaseError` unless this process still holds the lease
+        (:func:`~aspen.pipeline.ledger.commit` calls this before the ledger row, so a
+        maintainer that lost the lease never commits)."""
         row = current_holder(self.settings)
         if self._lost is not None or row is None or row.owner != self.owner or row.released:
             raise LostLeaseError(self._lost_message(row if self._lost is None else self._lost))
