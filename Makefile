@@ -13,9 +13,8 @@ demo: setup
 	$(VENV)/bin/aspen demo
 
 # two pytest workers (pytest-xdist), a module per worker at a time: the Spark, Delta and Airflow
-# tests wait on JVMs, subprocesses and files long enough for two to share the 2 cores
-# (docs/decisions.md, "Session 22"); the package's doctests run on the same workers, in the
-# same run (docs/decisions.md, "Session 28")
+# tests wait on JVMs, subprocesses and files long enough for two to share the 2 cores; the
+# package's doctests run on the same workers, in the same run (measurements: docs/performance.md)
 test: setup
 	$(PY) -m pytest -q --durations=15 -n 2 --dist loadfile --doctest-modules libs/aspen tests
 
@@ -24,12 +23,12 @@ test-fast: setup
 	$(PY) -m pytest -q tests -m "not spark and not airflow and not browser"
 
 lint: setup
-	$(VENV)/bin/ruff check libs jobs dags dashboards tests
+	$(VENV)/bin/ruff check libs jobs dags dashboards tests benchmarks
 
 bench: setup
 	$(VENV)/bin/aspen bench
 
-# the full suite (≈2 h here), then its summary, targets and plots into docs/bench for the README
+# the full suite (hours on 2 cores), then its summary, targets and plots into docs/bench
 bench-report: setup
 	$(VENV)/bin/aspen bench --full --out results/bench-full
 	mkdir -p docs/bench

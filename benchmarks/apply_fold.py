@@ -5,7 +5,7 @@ deletes every tenth link and re-inserts every seventh with another cost (a repla
 some keys fold several updates — and folds the pending updates over the empty pre-state both
 ways in one Spark application, alternating (ABBAAB for ``--repeats 3``):
 
-- A, per key: ``groupBy(relation, key).applyInPandas(fold_key)`` (the apply until session 22);
+- A, per key: ``groupBy(relation, key).applyInPandas(fold_key)`` (the apply's earlier form);
 - B, per partition: :func:`aspen.lake.apply.fold_changes`, ``repartition(relation, key)``,
   sorted, ``mapInPandas(fold_sorted)`` (what ``apply_pending`` runs now).
 
@@ -58,7 +58,8 @@ def main() -> None:
     parser.add_argument("--links", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--lake-dir", default=None, help="where the lake goes (default: a temp dir)")
+    parser.add_argument("--lake-dir", default=None,
+                        help="where the lake goes (default: a temp dir)")
     args = parser.parse_args()
 
     folder = Path(args.lake_dir or tempfile.mkdtemp(prefix="aspen-fold-"))

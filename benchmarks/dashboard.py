@@ -4,8 +4,8 @@
    ``aspen.generators.topology``, the demo's 2.4 link tuples per node) with the in-process
    engine, and publishes the view tables, ``link`` and the ``variables`` registry with delta-rs,
    as ``aspen maintain`` does. The lake is kept under ``--lake-dir`` and reused by later runs.
-   Exact all-pairs ``reachable`` provenance does not scale to 1,000 nodes (design.md, "Known
-   performance risk"), so by default only the path views are published (``--views`` changes it).
+   Exact all-pairs ``reachable`` provenance does not scale to 1,000 nodes (docs/architecture.md,
+   "Limits"), so by default only the path views are published (``--views`` changes it).
 2. Answers what the Why and What-if pages answer, through the same calls they make
    (``LakeProvenance.explain`` / ``live_vars_of`` + ``what_if``), for random pairs and links:
    the first answer (cold: read and decode the tables) and the following ones (warm: the page's
@@ -40,12 +40,12 @@ import pyarrow as pa
 
 from aspen.cli.dashboard import app_path, streamlit_command
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
 from aspen.errors import UnknownKeyError
 from aspen.generators.topology import TransitStubParams, transit_stub
 from aspen.lake.deltars import read_table, table_exists, write_table
 from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.pipeline.view_tables import view_frame
+from aspen.runtime.local import LocalRuntime
 from aspen.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

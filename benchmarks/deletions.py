@@ -1,15 +1,15 @@
 """Insert all links, then delete them one at a time: absorption (lazy, eager) against DRed.
 
-Issue 3's performance report. On a transit-stub topology (100 nodes by default), build
-``reachable`` with each scheme on the same partitions, then delete every link tuple one at a
-time (each deletion one batch), recording per deletion the messages shipped between nodes and the
-wall time. Prints per-scheme totals, means, and the ratio DRed / absorption measured in this
-run; then the build with the CUDD backend against the pure-Python one.
+On a transit-stub topology (100 nodes by default), build ``reachable`` with each scheme on the
+same partitions, then delete every link tuple one at a time (each deletion one batch), recording
+per deletion the messages shipped between nodes and the wall time. Prints per-scheme totals,
+means, and the ratio DRed / absorption measured in this run; then the build with the CUDD
+backend against the pure-Python one.
 
     .venv/bin/python benchmarks/deletions.py [--avg-degree 2.4] [--partitions 12] [--limit N]
 
 The paper's dense default (4.0 link tuples per node, 400 tuples) is out of reach for all-pairs
-BDD provenance on this machine (see docs/decisions.md); ``--avg-degree 4`` tries it with a cut-off.
+BDD provenance (docs/architecture.md, "Limits"); ``--avg-degree 4`` tries it with a cut-off.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 
 from aspen.baselines.dred import DRedRuntime
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
 from aspen.generators.topology import TransitStubParams, transit_stub
+from aspen.runtime.local import LocalRuntime
 
 
 def facts_of(avg_degree: float, seed: int) -> list[BaseFact]:
@@ -85,7 +85,8 @@ def main() -> None:
                                                  measure_bytes=False),
         "dred": lambda: DRedRuntime(("reachable",), partitions=p),
     }
-    results = {name: run_scheme(name, make, facts, order, args.cutoff) for name, make in schemes.items()}
+    results = {name: run_scheme(name, make, facts, order, args.cutoff)
+               for name, make in schemes.items()}
     header = f"{'scheme':<18}{'build s':>9}{'build msgs':>12}{'deleted':>9}{'del msgs':>10}" \
              f"{'msgs/del':>10}{'ms/del':>9}{'max ms':>9}"
     print(header)
@@ -99,11 +100,13 @@ def main() -> None:
             print(f"DRed / {name}: messages ×{dred['del_messages'] / r['del_messages']:.1f}, "
                   f"time ×{dred['del_time_s'] / max(r['del_time_s'], 1e-9):.1f}")
         else:
-            print(f"DRed / {name}: not comparable (different number of deletions within the cut-off)")
+            print(f"DRed / {name}: not comparable "
+                  "(different number of deletions within the cut-off)")
 
     print("build of reachable with exact provenance (lazy + flush), CUDD vs pure Python:")
     for backend in ("cudd", "python"):
-        rt = LocalRuntime(("reachable",), partitions=p, mode="lazy", backend=backend, measure_bytes=False)
+        rt = LocalRuntime(("reachable",), partitions=p, mode="lazy", backend=backend,
+                          measure_bytes=False)
         t0 = time.perf_counter()
         rt.apply(Batch(inserts=tuple(facts)))
         rt.flush()

@@ -36,9 +36,9 @@ import statistics
 import time
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
 from aspen.generators.topology import TransitStubParams, transit_stub
 from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.runtime.local import LocalRuntime
 
 
 def link_facts(degree: float) -> tuple[BaseFact, ...]:

@@ -1,4 +1,4 @@
-"""Issue 4's performance report: the Spark runtime per batch against DRed and a Spark recompute.
+"""The Spark runtime per batch against DRed and a Spark recompute.
 
 For each (nodes, partitions) configuration, one process (the bench worker, cut off after
 ``--cutoff`` seconds and recorded "did not finish") builds a Delta lake with every link,
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,8 @@ def _line(row: dict[str, Any], build_s: float) -> str:
 
 HEADER = ("| batch | links | wall s | apply s | rounds s | publish+write s | rounds | Spark jobs "
           "| rows shipped | DRed msgs | DRed/Aspen rows | DRed ms | Spark recompute s "
-          "| recompute/wall | lake recompute s | lake recompute/wall | build/wall |\n|" + "---|" * 17)
+          "| recompute/wall | lake recompute s | lake recompute/wall | build/wall |\n|"
+          + "---|" * 17)
 
 
 def main() -> None:
@@ -66,8 +66,8 @@ def main() -> None:
     parser.add_argument("--degree", type=float, default=2.4,
                         help="link tuples per node (2.0: a spanning tree plus one link)")
     parser.add_argument("--hosts", type=int, default=None,
-                        help="Spark tasks a round runs the nodes on (default: maintain_spark's, a host "
-                             "per task slot)")
+                        help="Spark tasks a round runs the nodes on (default: maintain_spark's, "
+                             "a host per task slot)")
     parser.add_argument("--cutoff", type=float, default=900.0)
     parser.add_argument("--out", default="results/spark-runtime")
     args = parser.parse_args()
@@ -75,7 +75,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     records = []
-    lines = [f"# Spark runtime per batch ({platform.node()})", "",
+    lines = ["# Spark runtime per batch", "",
              f"Machine: {json.dumps(machine_info())}", "",
              f"`reachable`, lazy MinShip, {args.degree} link tuples per node, `local[2]`; "
              f"cut-off {args.cutoff:.0f} s per configuration. Rows shipped = messages + kill "

@@ -1,7 +1,7 @@
 """The Spark runtime's round protocol on the 100-node topology: rows shipped per deletion against
 DRed on the same partitions, and where a round's time goes.
 
-``maintain --runtime spark`` ships exactly the outboxes of :func:`aspen.engine.rounds.step_node`
+``maintain --runtime spark`` ships exactly the outboxes of :func:`aspen.runtime.rounds.step_node`
 through Spark's shuffle; this script runs the same protocol in-process (``RoundRuntime``, the
 ``reachable`` view) so that the rows a batch would ship are counted without Spark's per-round
 overhead (≈0.5 s and two Spark jobs per round on ``local[2]``, measured in the README). It builds
@@ -21,8 +21,8 @@ import time
 
 from aspen.baselines.dred import DRedRuntime
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.rounds import NodeCache, RoundRuntime
 from aspen.generators.topology import TransitStubParams, transit_stub
+from aspen.runtime.rounds import NodeCache, RoundRuntime
 
 
 def main() -> None:
@@ -34,7 +34,8 @@ def main() -> None:
     args = parser.parse_args()
 
     topo = transit_stub(TransitStubParams(avg_degree=args.avg_degree), seed=args.seed)
-    facts = [BaseFact("link", (ln.src, ln.dst, ln.cost), f"v{i}") for i, ln in enumerate(topo.links)]
+    facts = [BaseFact("link", (ln.src, ln.dst, ln.cost), f"v{i}")
+             for i, ln in enumerate(topo.links)]
     victims = random.Random(args.seed).sample([f.var for f in facts], args.deletions)
     print(f"{len(topo.node_ids)} nodes, {len(facts)} link tuples, {args.partitions} partitions, "
           f"{args.deletions} single-link deletions")

@@ -1,6 +1,6 @@
-"""Provenance BDD size under different variable orders (002 §3.5): DFS vs BFS vs arrival.
+"""Provenance BDD size under different variable orders (Liu 2016, §3.5): DFS vs BFS vs arrival.
 
-For each graph, links arrive in a random order (as in 002's experiment, 002:L1038-1040); every
+For each graph, links arrive in a random order (as in Liu 2016, §3.7.4); every
 link gets one variable. The order of the variables is taken from the link graph by:
 
 * ``dfs``      — depth-first edge order from scratch (``dfs_edge_order``),
@@ -14,9 +14,9 @@ v(x,z) ∧ R_y[z]`` with ``R_y[y]`` seeded by the links into y; absorption remov
 that repeat a node. The script prints, per order: build time, nodes in the shared manager
 (``mgr nodes*``: CUDD's count includes nodes not yet garbage-collected, so it is only a rough
 indication), the sum over (sampled) tuples of per-tuple BDD nodes and encoded bytes (the
-paper's per-tuple provenance overhead), and ratios against the DFS order. An order whose manager grows past ``--max-nodes``
-or past ``--max-seconds`` is stopped and reported as such (dense random graphs have very many
-simple paths under any order).
+paper's per-tuple provenance overhead), and ratios against the DFS order. An order whose manager
+grows past ``--max-nodes`` or past ``--max-seconds`` is stopped and reported as such (dense
+random graphs have very many simple paths under any order).
 
 Run: ``.venv/bin/python benchmarks/variable_order.py [--seed 1] [--backend cudd] [--quick]``
 """
@@ -53,7 +53,8 @@ def bidirectional(graph: nx.Graph) -> list[Edge]:
     return [e for u, v in graph.edges() for e in ((u, v), (v, u))]
 
 
-def transit_stub(seed: int, transit: int = 4, stubs_per_transit: int = 3, stub_size: int = 8) -> list[Edge]:
+def transit_stub(seed: int, transit: int = 4, stubs_per_transit: int = 3,
+                 stub_size: int = 8) -> list[Edge]:
     """A GT-ITM-like transit-stub topology (100 nodes with the defaults), links both ways.
 
     Transit nodes form a ring plus one chord; each stub is a random spanning tree plus two
@@ -185,7 +186,8 @@ def measure(name: str, edges: list[Edge], args: argparse.Namespace) -> None:
         ratio_n = f"{total_nodes / base[0]:.2f}" if base else "-"
         ratio_b = f"{total_bytes / base[1]:.2f}" if base else "-"
         print(f"{label:8} {build_s:8.2f} {len(formulas):7d} {len(m.bdd):10d} {total_nodes:10d} "
-              f"{total_bytes:11d} {total_bytes / max(len(keys), 1):8.1f} {ratio_n:>11} {ratio_b:>11}")
+              f"{total_bytes:11d} {total_bytes / max(len(keys), 1):8.1f} {ratio_n:>11} "
+              f"{ratio_b:>11}")
         sys.stdout.flush()
 
 

@@ -2,8 +2,10 @@
 
 The next ``aspen_pipeline`` run maintains the views over them. Configuration: ``lake`` Param
 (``ASPEN_LAKE``), schedule ``ASPEN_EXPIRE_SCHEDULE`` (default every 5 minutes; ``none`` for
-manual runs). The sweep allocates an ingest batch number like ingest does: do not let it overlap
-the pipeline's ingest task (e.g. put both in a one-slot Airflow pool on a busy deployment).
+manual runs). The sweep and the pipeline's ingest may overlap: each takes the lake's log writer
+lease to hand out a batch number, so one waits for the other. While a follower
+(``aspen maintain --follow``) holds the maintainer lease the task is skipped: the follower
+sweeps TTLs itself (``--expire-every``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from datetime import timedelta
 
 from airflow.sdk import dag, get_current_context, task
 
-from aspen.pipeline.launch import dag_arguments, lake_param, run_spark_job, schedule_from_env
+from aspen.pipeline.launch import (
+    dag_arguments,
+    lake_param,
+    run_spark_job,
+    schedule_from_env,
+    skip_while_followed,
+)
 
 DAG_ID = "aspen_expire"
 
@@ -22,8 +30,11 @@ DAG_ID = "aspen_expire"
 def aspen_expire() -> None:
     @task
     def expire() -> None:
-        """Kill every live instance whose ``expires_at`` has passed."""
-        run_spark_job("expire", "--lake", lake_param(get_current_context()["params"]))
+        """Kill every live instance whose ``expires_at`` has passed (skipped while a follower
+        maintains the lake: it sweeps itself)."""
+        lake = lake_param(get_current_context()["params"])
+        skip_while_followed(lake, "the follower sweeps TTLs itself (--expire-every)")
+        run_spark_job("expire", "--lake", lake)
 
     expire()
 

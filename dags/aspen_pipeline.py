@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlparse
 
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from aspen import catalog
 from aspen.pipeline.launch import (
     dag_arguments,
     spark_submit_command,  # noqa: F401 - part of this DAG's API
@@ -40,7 +41,7 @@ from aspen.settings import DEFAULT_LAKE, Settings
 
 DAG_ID = "aspen_pipeline"
 DEFAULT_SCHEDULE = "*/5 * * * *"
-#: Update files the ingest job accepts (design.md "Update records").
+#: Update files the ingest job accepts (docs/architecture.md, "Update records").
 INBOX_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv")
 
 
@@ -58,14 +59,7 @@ def _asset(table: str) -> Asset:
 UPDATES, QUARANTINE = _asset("updates"), _asset("quarantine")
 BASE_TABLES = [_asset(t) for t in ("link", "sensor", "triggered", "region_seed", "variables")]
 APPLY_NOTES = _asset("apply_notes")
-VIEWS = [
-    _asset(t)
-    for t in (
-        "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",
-        "shortest_cheapest_path", "active_region", "region_sizes", "largest_regions",
-        "ledger", "metrics",
-    )
-]
+VIEWS = [_asset(t) for t in (*catalog.VIEWS, "ledger", "metrics")]
 EXPECTATION_RESULTS = _asset("expectation_results")
 SUMMARY = _asset("summary")
 
@@ -90,7 +84,7 @@ def _lake_and_inbox() -> tuple[str, Path]:
 def _skip_if_followed(lake: str) -> None:
     """Skip the task when a follower (``aspen maintain --follow``) holds the lake's maintainer
     lease: it applies and maintains every ingested batch itself, and would refuse this task."""
-    from aspen.pipeline.lease import live_follower
+    from aspen.lake.lease import live_follower
 
     follower = live_follower(Settings(lake=lake))
     if follower is not None:
@@ -124,7 +118,7 @@ def inbox_files(inbox: Path) -> list[Path]:
         "runtime": Param(
             os.environ.get("ASPEN_RUNTIME", "local"), enum=["local", "spark"],
             description="maintenance runtime: local (operators in the job's process) or spark "
-                        "(partitions as query nodes); see docs/decisions.md",
+                        "(partitions as query nodes)",
         ),
     },
 ))

@@ -22,9 +22,10 @@ import streamlit as st
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
+from aspen.catalog import VIEWS
+from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
 from aspen.pipeline.lake_provenance import LakeProvenance
-from aspen.pipeline.view_tables import VIEW_NAMES
 from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = [
@@ -68,7 +69,8 @@ MAX_DRAWN_EDGES = 400
 
 
 def resolve_lake(argv: Sequence[str] = ()) -> str:
-    """The lake root: ``--lake`` after ``streamlit run app.py --``, else ``ASPEN_LAKE``, else default.
+    """The lake root: ``--lake`` after ``streamlit run app.py --``, else ``ASPEN_LAKE``, else the
+    default.
 
     >>> resolve_lake(["--lake", "/tmp/lake"])
     '/tmp/lake'
@@ -84,26 +86,22 @@ def current_lake() -> Settings:
     return Settings(lake=st.session_state.get(LAKE_KEY) or resolve_lake())
 
 
-def table_version(settings: Settings, name: str) -> int | None:
-    """The latest version of table ``name``, or ``None`` when it does not exist (cheap; no cache)."""
-    try:
-        return DeltaTable(settings.table_uri(name)).version()
-    except TableNotFoundError:
-        return None
+#: The latest version of table ``name``, or ``None`` when it does not exist (cheap; no cache).
+table_version = table_version_or_none
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def load_table(uri: str, version: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """The table at ``uri`` as of ``version``, optionally only ``columns`` (cached per arguments)."""
+    """The table at ``uri`` as of ``version``, optionally only ``columns`` (cached per
+    arguments)."""
     return DeltaTable(uri, version=version).to_pandas(
         columns=list(columns) if columns is not None else None
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def row_count(uri: str, version: int) -> int:
-    """Exact row count of the table at ``uri`` as of ``version`` (from Parquet metadata)."""
-    return int(DeltaTable(uri, version=version).to_pyarrow_dataset().count_rows())
+#: Exact row count of the table at ``uri`` as of ``version`` (from Parquet metadata; cached per
+#: arguments).
+row_count = st.cache_data(show_spinner=False, max_entries=256)(exact_row_count)
 
 
 def lake_tables(settings: Settings) -> list[str]:
@@ -218,7 +216,7 @@ def live_edges(links: pd.DataFrame) -> pd.DataFrame:
 
 
 #: The tables a :class:`LakeProvenance` reads: the ``variables`` registry and every view table.
-PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEW_NAMES)
+PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEWS)
 
 #: Cache key of a lake's provenance: ``(table, version)`` of each provenance table that exists.
 ProvenanceVersions = tuple[tuple[str, int], ...]
@@ -230,7 +228,8 @@ def provenance_versions(settings: Settings) -> ProvenanceVersions:
     return tuple((name, version) for name, version in found if version is not None)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4, scope="session")  # dd managers are not thread-safe
+# a cache per session: dd managers are not thread-safe
+@st.cache_resource(show_spinner=False, max_entries=4, scope="session")
 def load_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:
     """The decoded provenance of ``lake``, one per set of table ``versions`` (the cache key).
 
@@ -460,7 +459,8 @@ def deleted_links(variables: pd.DataFrame, batches: Iterable[int]) -> pd.DataFra
     died = died.assign(death=death)
     died = died[died["death"] != "replaced"]
     rows = []
-    for values, kind, batch in zip(died["values"], died["death"], died["deleted_batch"], strict=True):
+    for values, kind, batch in zip(died["values"], died["death"], died["deleted_batch"],
+                                   strict=True):
         parts = _values_of(values)
         if len(parts) < 2:
             continue
@@ -576,5 +576,6 @@ def region_losses(
     for region in sorted(gone):
         size = len(sizes.get(region, set()) | gone[region])
         after = size - len(gone[region])
-        rows.append((region, size, len(gone[region]), after, after == 0, ", ".join(sorted(gone[region]))))
+        rows.append((region, size, len(gone[region]), after, after == 0,
+                     ", ".join(sorted(gone[region]))))
     return pd.DataFrame(rows, columns=REGION_LOSS_COLUMNS)

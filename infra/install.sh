@@ -30,11 +30,14 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv || die "could not create .venv (is python3.11-venv installed?)"
 fi
 
+# infra/requirements.lock pins every package; it is compiled from pyproject.toml (dependencies and
+# the dev extra) and keeps its pins unless asked to move them. After changing those lists:
+#   .venv/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o infra/requirements.lock
 lock_sum=$(echo "uv $UV_VERSION" | cat - infra/requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 if [ ! -f "$STAMPS/packages-$lock_sum" ]; then
   echo "setup: installing Python packages from infra/requirements.lock (first run takes a few minutes)"
-  # uv installs the lock (28 s from its cache against 93 s for pip: docs/decisions.md,
-  # "Session 28"); pip only installs uv itself
+  # uv installs the lock (several times faster than pip; measurements: docs/performance.md);
+  # pip only installs uv itself
   .venv/bin/python -m pip install -q "uv==$UV_VERSION" \
     || die "pip could not install uv $UV_VERSION: is PyPI reachable?"
   .venv/bin/uv pip install -q --python .venv/bin/python -r infra/requirements.lock \

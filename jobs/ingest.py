@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--lake", default=None, help=f"lake root (default: $ASPEN_LAKE or {DEFAULT_LAKE})"
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="update files (.jsonl, .csv)")
+    parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                        help="how long to wait while another writer holds the update log "
+                             "(default 120)")
     return parser
 
 
@@ -38,10 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings(lake=args.lake) if args.lake else Settings()
         from aspen.lake.ingest import check_inputs, ingest_files
+        from aspen.lake.lease import LOG_WAIT_SECONDS
         from aspen.spark.session import get_spark
 
+        wait = LOG_WAIT_SECONDS if args.wait is None else max(0.0, args.wait)
         check_inputs(list(args.files))
-        report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files))
+        report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files), wait=wait)
     except AspenError as err:
         print(f"ingest: {err}", file=sys.stderr)
         return 2

@@ -45,7 +45,8 @@ def spark() -> Iterator[object]:
     else)."""
     from aspen.spark.session import TEST_CONF, get_spark
 
-    # stack-notes §5: small, deterministic, quiet, one JVM for the process's whole run
+    # small, deterministic, quiet; one JVM for the process's whole run (a session start takes
+    # seconds, so the suite is one JVM and many small tests)
     session = get_spark("aspen-tests", extra_conf=TEST_CONF)
     yield session
     session.stop()

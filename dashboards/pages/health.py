@@ -64,7 +64,8 @@ def batches_section(settings: Settings) -> None:
     st.subheader("Per batch")
     charted = [(column, title) for column, title in CHARTS if numbers[column].notna().any()]
     for start in range(0, len(charted), 2):
-        for column_box, (column, title) in zip(st.columns(2), charted[start : start + 2], strict=False):
+        for column_box, (column, title) in zip(st.columns(2), charted[start : start + 2],
+                                               strict=False):
             column_box.markdown(f"**{title}**")
             column_box.bar_chart(numbers, x="batch_id", y=column, x_label="batch")
     st.caption(

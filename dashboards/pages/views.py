@@ -180,7 +180,8 @@ def regions_tab(settings: Settings) -> None:
     b.metric("Triggered", placed.loc[placed["triggered"], "sensor"].nunique())
     c.metric("Active regions", in_region["region"].nunique())
 
-    plotted = placed.assign(state=placed["triggered"].map({True: "triggered", False: "not triggered"}))
+    plotted = placed.assign(
+        state=placed["triggered"].map({True: "triggered", False: "not triggered"}))
     chart = (
         alt.Chart(plotted)
         .mark_point(size=90, filled=True)

@@ -22,9 +22,9 @@ from lakeview import (
     table_version,
 )
 
+from aspen.catalog import VIEW_COLUMNS
 from aspen.errors import AspenError, UnknownKeyError
 from aspen.pipeline.lake_provenance import LakeProvenance
-from aspen.pipeline.view_tables import VIEW_COLUMNS
 from aspen.settings import Settings
 
 NO_NODE = "(no node)"
@@ -76,7 +76,8 @@ def sensor_vars(provenance: LakeProvenance, sensors: list[str]) -> tuple[set[str
 st.title("What if")
 settings = current_lake()
 if table_version(settings, "variables") is None:
-    st.info("No provenance yet: no `variables` table. Run `aspen ingest` and `aspen maintain` first.")
+    st.info("No provenance yet: no `variables` table. "
+            "Run `aspen ingest` and `aspen maintain` first.")
     st.stop()
 
 edges = live_links(settings)

@@ -116,7 +116,8 @@ def show_region_member(
     sensors = critical_sensors(explanation.critical)
     if sensors:
         st.markdown(
-            "**Critical sensors** (the failure of any one removes the member): " + ", ".join(sensors)
+            "**Critical sensors** (the failure of any one removes the member): "
+            + ", ".join(sensors)
         )
     else:
         st.markdown("**No critical sensor**: no single sensor failure removes this member.")

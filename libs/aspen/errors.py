@@ -24,8 +24,6 @@ __all__ = [
     "NotBuiltYetError",
     "ProvenanceError",
     "EngineError",
-    "VerificationError",
-    "DataQualityError",
     "InjectedCrash",
 ]
 
@@ -82,14 +80,6 @@ class ProvenanceError(AspenError):
 
 class EngineError(AspenError):
     """An operator or plan was used outside its contract."""
-
-
-class VerificationError(AspenError):
-    """Maintained views differ from from-scratch evaluation."""
-
-
-class DataQualityError(AspenError):
-    """A Great Expectations suite failed."""
 
 
 class InjectedCrash(AspenError):

@@ -1,5 +1,5 @@
-"""The Spark recompute baselines of the issue-4 benchmark: the DataFrame closure on tiny literal
-graphs, and the lake recompute (apply, read ``link`` from Delta, write the closure to Delta)
+"""The Spark recompute baselines of the Spark runtime benchmark: the DataFrame closure on tiny
+literal graphs, and the lake recompute (apply, read ``link`` from Delta, write the closure to Delta)
 against networkx after an insert batch and a delete batch, both applied by it."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The Spark runtime's benchmark (issue 4's performance report) on the 22-node topology: every
+"""The Spark runtime's benchmark on the 22-node topology: every
 batch's maintained ``reachable`` equals DRed's and both Spark recomputes' (the tuples, not their
 number), and a single-link deletion ships at least 10× fewer rows than DRed sends messages (the
-issue's target, on this fixed input). No timed assertion."""
+performance target, on this fixed input). No timed assertion."""
 
 from __future__ import annotations
 

@@ -153,7 +153,8 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     assert run.state == DagRunState.SUCCESS
     # each task's spark-submit job printed into the task's log: the ingest job its counts
     printed = capfd.readouterr().out
-    assert "ingest: links.jsonl: 5 valid, 1 quarantined (malformed_json 1)" in printed, printed[-3000:]
+    assert "ingest: links.jsonl: 5 valid, 1 quarantined (malformed_json 1)" in printed, \
+        printed[-3000:]
     assert "ingest: batch 1: 5 record(s) appended to updates, 1 to quarantine" in printed
     assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
     assert [p.name for p in inbox.glob("done/*/*")] == ["links.jsonl"]
@@ -181,8 +182,8 @@ def test_dag_test_runs_the_pipeline_end_to_end(
 
     # while a follower holds the lake's maintainer lease, apply and maintain are its job: a real
     # run of the two tasks skips them (no spark-submit); the expectations run after a skip
+    from aspen.lake.lease import MaintainerLease
     from aspen.pipeline import ledger
-    from aspen.pipeline.lease import MaintainerLease
     from aspen.settings import Settings
 
     assert dag.get_task("expectations").trigger_rule == "none_failed"

@@ -44,3 +44,31 @@ def test_dag_test_sweeps_expired_links(airflow_db: Path, dagbag, tmp_path: Path,
     assert registry.loc["v1", "death"] == "expired" and registry["death"].isna()["v2"]
     links = DeltaTable(str(lake / "link")).to_pandas()
     assert list(links["var"]) == ["v2"]
+
+
+@pytest.mark.parametrize(("dag_id", "task_id", "job", "reason"), [
+    ("aspen_expire", "expire", "expire", "the follower sweeps TTLs itself"),
+    ("aspen_housekeeping", "optimize_and_vacuum", "housekeeping",
+     "housekeeping waits for a time without a follower"),
+])
+def test_tasks_skip_while_a_follower_holds_the_lease(dagbag, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch, dag_id,
+                                                     task_id, job, reason) -> None:
+    """The task body itself, with a stand-in context and launcher: no Airflow run, no Spark."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from aspen.lake.lease import MaintainerLease
+    from aspen.settings import Settings
+
+    lake = Settings(lake=str(tmp_path / "lake"))
+    body = dagbag.dags[dag_id].task_dict[task_id].python_callable
+    launched: list[tuple[str, ...]] = []
+    monkeypatch.setitem(body.__globals__, "run_spark_job", lambda *argv: launched.append(argv))
+    monkeypatch.setitem(body.__globals__, "get_current_context", lambda: {
+        "params": {"lake": lake.lake, "retain_hours": 168.0}})
+    with MaintainerLease(lake, "aspen maintain --runtime local --follow", follower=True):
+        with pytest.raises(AirflowSkipException, match=f"a follower holds .*: {reason}"):
+            body()
+    assert launched == []
+    body()  # the follower has gone: the task launches its job
+    assert [argv[:3] for argv in launched] == [(job, "--lake", lake.lake_uri)]

@@ -67,7 +67,8 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
         except OSError:
             pass
         time.sleep(0.5)
-    pytest.fail(f"streamlit did not answer within {START_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"streamlit did not answer within {START_TIMEOUT_S:.0f} s:\n"
+                f"{log.read_text()[-3000:]}")
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -1,4 +1,5 @@
-"""AppTest of every dashboard page: empty lake, and a small lake written with delta-rs (no Spark)."""
+"""AppTest of every dashboard page: empty lake, and a small lake written with delta-rs (no
+Spark)."""
 
 from __future__ import annotations
 

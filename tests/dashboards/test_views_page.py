@@ -18,8 +18,9 @@ from dashboard_apptest import open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
+from aspen import catalog
 from aspen.lake.deltars import write_table
-from aspen.pipeline.view_tables import VIEW_NAMES, view_frame
+from aspen.pipeline.view_tables import view_frame
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
 
@@ -91,7 +92,7 @@ def lake_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     lake = tmp_path / "lake"
     settings = Settings(lake=str(lake))
     manager = ProvenanceManager()
-    for view in VIEW_NAMES:
+    for view in catalog.VIEWS:
         write_table(settings, view, view_frame(view, {}, manager, batch_id=1))
     instance = [("var", pa.string()), ("inserted_at", pa.timestamp("us", "UTC")),
                 ("expires_at", pa.timestamp("us", "UTC")), ("batch_id", pa.int64()),

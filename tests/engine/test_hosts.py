@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
-from aspen.engine.rounds import NodeCache, RoundRuntime, host_of, run_host
 from aspen.errors import EngineError
 from aspen.pipeline.spark_rounds import ROUND_COLUMNS, RoundConfig, host_round
 from aspen.provenance import ProvenanceManager
+from aspen.runtime.node import encode_messages
+from aspen.runtime.rounds import NodeCache, RoundRuntime, host_of, run_host
 
 PARTITIONS = 4
 CHAIN = ["a", "b", "c", "d", "e"]

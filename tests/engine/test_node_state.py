@@ -10,12 +10,12 @@ import pytest
 
 import aspen.engine.segmented_codec as segmented_codec
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import NodeRuntime, decode_messages, encode_messages
 from aspen.engine.records import Update
-from aspen.engine.rounds import SHARED_CACHE_SLOTS, NodeCache, RoundRuntime, publish_node
 from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.provenance import ProvenanceManager
 from aspen.provenance.bdd import default_backend
+from aspen.runtime.node import NodeRuntime, decode_messages, encode_messages
+from aspen.runtime.rounds import SHARED_CACHE_SLOTS, NodeCache, RoundRuntime, publish_node
 
 # a ring a→b→c→d→a plus a chord: every pair reachable, several derivations each
 LINKS = [("a", "b", 1.0), ("b", "c", 1.0), ("c", "d", 1.0), ("d", "a", 1.0), ("a", "c", 1.0)]
@@ -195,7 +195,7 @@ def test_steps_landing_on_any_worker_give_the_same_views_with_warm_loads(stored)
 
 def test_a_node_restored_from_its_journal_equals_the_node_that_ran():
     from aspen.engine.plan import PlanChoices
-    from aspen.engine.rounds import step_node
+    from aspen.runtime.rounds import step_node
 
     def step(state, journal, cache, facts=(), dead=()):
         return step_node(0, 1, ("reachable",), PlanChoices(), state, journal=journal, facts=facts,
@@ -297,7 +297,7 @@ def test_the_nodes_one_cache_restores_share_its_manager():
 
 def test_a_warm_load_extends_a_node_in_a_manager_that_met_other_variables_first():
     from aspen.engine.plan import PlanChoices
-    from aspen.engine.rounds import step_node
+    from aspen.runtime.rounds import step_node
 
     def step(state, cache, facts):
         return step_node(0, 1, ("reachable",), PlanChoices(), state, facts=facts, flush=True,

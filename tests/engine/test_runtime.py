@@ -8,8 +8,8 @@ import pytest
 
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.plan import PlanChoices
-from aspen.engine.runtime import LocalRuntime, ViewDelta
 from aspen.errors import AspenError, EngineError, UnknownViewError
+from aspen.runtime.local import LocalRuntime, ViewDelta
 from aspen.views import build_dataflow
 
 LINKS = [("a", "b", 1.0), ("b", "c", 2.0), ("c", "a", 1.0), ("c", "d", 1.0), ("d", "b", 4.0),

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
+from aspen.runtime.local import LocalRuntime
 
 PATH_VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")
 

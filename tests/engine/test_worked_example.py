@@ -1,11 +1,11 @@
-"""000 Figs. 2-3: the 4-link example reproduces the provenance table of recursive-views.md §3.3."""
+"""Liu et al. 2008, Figs. 2-3: the 4-link example reproduces the paper's provenance table."""
 
 from __future__ import annotations
 
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
+from aspen.runtime.local import LocalRuntime
 
 LINKS = [("A", "B", "p1"), ("B", "C", "p2"), ("C", "A", "p3"), ("C", "B", "p4")]
 
@@ -96,5 +96,5 @@ def test_delete_p4_costs_only_notices_with_one_partition_per_node() -> None:
     before = rt.metrics.total().messages
     rt.apply(Batch(deletes=frozenset({"p4"})))
     after = rt.metrics.total()
-    assert after.messages - before == 2  # the broadcast to the two other nodes (000 L411)
+    assert after.messages - before == 2  # the broadcast to the two other nodes (paper §4)
     assert after.deletion_notices == 2

@@ -10,16 +10,17 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from aspen.catalog import VIEWS
 from aspen.engine.batch import Batch
-from aspen.engine.runtime import LocalRuntime
 from aspen.generators.writers import write_jsonl
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
 from aspen.pipeline.verify import verify_lake
-from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
+from aspen.pipeline.view_tables import row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
+from aspen.runtime.local import LocalRuntime
 from aspen.settings import Settings
 
 NODES = [f"n{i}" for i in range(7)]
@@ -57,7 +58,7 @@ def ingest(spark, lake: Settings, path: Path, records: list[dict]) -> None:
 def functions(lake: Settings, manager: ProvenanceManager) -> dict[str, dict[tuple, object]]:
     """Every view table: tuple → provenance function decoded into ``manager`` (None if absent)."""
     out = {}
-    for view in VIEW_NAMES:
+    for view in VIEWS:
         frame = read_table(lake, view)
         rows = {}
         for row in frame.to_dict("records"):
@@ -74,8 +75,8 @@ def assert_views_exact(lake: Settings) -> None:
     functions equal those of the in-process runtime run over the live registry instances."""
     assert verify_lake(lake).ok
     through = ledger.last_committed(lake).through_ingest_batch
-    runtime = LocalRuntime(views=VIEW_NAMES, partitions=1)
+    runtime = LocalRuntime(views=VIEWS, partitions=1)
     runtime.apply(Batch(inserts=tuple(live_facts(read_table(lake, "variables"), through))))
     runtime.flush()
-    expected = {view: dict(runtime.view(view)) for view in VIEW_NAMES}
+    expected = {view: dict(runtime.view(view)) for view in VIEWS}
     assert functions(lake, runtime.manager) == expected

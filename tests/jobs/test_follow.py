@@ -20,8 +20,8 @@ import pytest
 from aspen.cli.main import main
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
+from aspen.lake.lease import current_holder
 from aspen.pipeline import ledger
-from aspen.pipeline.lease import current_holder
 from aspen.pipeline.verify import verify_lake
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -117,3 +117,27 @@ def test_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
     assert current_holder(lake).released
     assert signal.getsignal(signal.SIGTERM) is before  # the handler was put back
     assert verify_lake(lake).ok
+
+
+def test_follower_sweeps_ttls_under_its_own_lease(spark, lake, tmp_path: Path, capsys) -> None:
+    """The sweep re-enters the follower's maintainer lease (never a lease of its own, never
+    refused), and the deaths it writes are maintained by the follower's next look."""
+    from deltalake import DeltaTable
+
+    ttl = [{**FIRST[0], "ttl_s": 1, "event_time": "2026-01-01T00:00:00Z"}, *FIRST[1:]]
+    ingest_files(spark, lake, [_write(tmp_path / "ttl.jsonl", ttl)])
+    code = main(["--lake", lake.lake, "maintain", "--follow", "--poll", "0.2", "--for", "300",
+                 "--max-batches", "1", "--expire-every", "60", "--housekeep-every", "0"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"^expire: batch 2: 1 instance\(s\) expired as of .* \(1 link\)$", out,
+                     flags=re.MULTILINE), out
+    assert ledger.last_committed(lake).through_ingest_batch == 2  # the sweep's batch maintained
+    assert _reachable(lake) == {("b", "c"), ("b", "d"), ("c", "d")}
+    registry = read_table(lake, "variables").set_index("var")
+    assert registry.loc["v1", "death"] == "expired"
+    table = DeltaTable(lake.table_uri("maintainer_lease"))
+    commands = {DeltaTable(lake.table_uri("maintainer_lease"), version=v).to_pyarrow_table()
+                .column("command")[0].as_py() for v in range(table.version() + 1)}
+    assert commands == {"aspen maintain --runtime local --follow"}
+    assert current_holder(lake).released

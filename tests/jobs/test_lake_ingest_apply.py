@@ -22,7 +22,7 @@ DAY1 = [
     '{"op":"insert","relation":"link","src":"a","dst":"b","cost":1.0}',        # seq 2 → v2 renewal
     '{"op":"insert","relation":"link","src":"b","dst":"c","cost":2}',          # seq 3 → v3
     "",
-    '{"op":"insert","relation":"link","src":"b","dst":"c","cost":5}',          # seq 4 → v4 replaces v3
+    '{"op":"insert","relation":"link","src":"b","dst":"c","cost":5}',  # seq 4 → v4 replaces v3
     '{"op":"insert","relation":"link","src":"a","dst":"b","cost":-3}',         # quarantined
     '{"op":"delete","relation":"link","src":"n1","dst":"n9"}',                 # seq 5: note
     '{"op":"insert","relation":"sensor","id":"s1","x":1,"y":2}',               # seq 6 → v6

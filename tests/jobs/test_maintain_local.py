@@ -103,8 +103,8 @@ def test_a_maintainer_that_lost_its_lease_does_not_commit(spark, lake, tmp_path)
     commit (tests/jobs/test_follow.py runs a follower on the spark runtime)."""
     from datetime import UTC, datetime, timedelta
 
-    from aspen.pipeline import lease as lease_module
-    from aspen.pipeline.lease import LeaseHolder, LostLeaseError, MaintainerLease
+    from aspen.lake import lease as lease_module
+    from aspen.lake.lease import LeaseHolder, LostLeaseError, MaintainerLease
 
     ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
     now = datetime.now(UTC)

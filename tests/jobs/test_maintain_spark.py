@@ -14,8 +14,7 @@ import pytest
 from deltalake import DeltaTable
 from spark_lake_workload import assert_views_exact, ingest, workload
 
-from aspen.engine.node import NodeRuntime
-from aspen.engine.rounds import state_digest
+from aspen.catalog import VIEWS
 from aspen.errors import ConfigError
 from aspen.lake.deltars import read_table
 from aspen.pipeline import ledger
@@ -23,7 +22,8 @@ from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.maintain_spark import NODE_STATE, maintain_spark, round_conf
 from aspen.pipeline.spark_rounds import read_stored_state
 from aspen.pipeline.verify import verify_lake
-from aspen.pipeline.view_tables import VIEW_NAMES
+from aspen.runtime.node import NodeRuntime
+from aspen.runtime.rounds import state_digest
 from aspen.settings import Settings
 from aspen.spark.checkpoint import CHECKPOINT_LEVEL_CONF, checkpointed, checkpointed_rdd
 from aspen.spark.phase_meter import jobs_started
@@ -68,7 +68,7 @@ def test_spark_equals_local_and_scratch_on_1_4_12_partitions(spark, lake: Settin
     assert counters["rounds_spark_jobs"] >= counters["rounds"]  # each round runs its own
     # the phases are measured one after the other within the batch's wall time
     assert 0 < sum(counters[f"{p}_seconds"] for p in phases) <= counters["wall_seconds"]
-    for table in (*VIEW_NAMES, NODE_STATE):  # the dashboard's delta-rs reads every table
+    for table in (*VIEWS, NODE_STATE):  # the dashboard's delta-rs reads every table
         assert DeltaTable(lake.table_uri(table)).protocol().min_reader_version == 1
 
     for partitions in (12, 1):  # another partition count: rebuilt, same views and functions

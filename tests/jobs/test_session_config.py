@@ -1,4 +1,5 @@
-"""The session factory's choices that need no JVM: where the jars come from, who names the master."""
+"""The session factory's choices that need no JVM: where the jars come from, who names the
+master."""
 
 from __future__ import annotations
 

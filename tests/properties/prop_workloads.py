@@ -3,7 +3,8 @@
 A workload is drawn as abstract operations and interpreted against a small model of the live
 base instances, so that every Batch is valid: deletions name variables live at the start of
 the batch, a link or sensor insert *replaces* the live instances with another cost/position
-(delete + insert, 000:L437), re-inserts and renewals get a fresh variable (decision 4).
+(delete + insert, as Liu et al. 2008, §4.3 treat a replacement), re-inserts and renewals get
+a fresh variable (decision 4).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """DRed, relative provenance and absorption (eager and lazy) give identical views after every
-batch of the same workload (recursive-views.md §7 item 11), and all equal the oracle."""
+batch of the same workload, and all equal the oracle."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from prop_workloads import check_views, interpret, mixed_programs
 
 from aspen.baselines.dred import DRedRuntime
 from aspen.baselines.relative import RelativeRuntime
-from aspen.engine.runtime import LocalRuntime
+from aspen.runtime.local import LocalRuntime
 
 K = 20.0
 VIEWS = ("reachable", "active_region")

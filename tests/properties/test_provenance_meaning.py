@@ -1,5 +1,5 @@
 """Provenance by meaning: a formula evaluated on a subset S of the live variables is true iff
-the tuple is in the view computed from scratch over the facts of S (design.md invariants)."""
+the tuple is in the view computed from scratch over the facts of S."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from prop_workloads import (
     region_programs,
 )
 
-from aspen.engine.runtime import LocalRuntime
+from aspen.runtime.local import LocalRuntime
 
 K = 20.0
 
@@ -55,7 +55,7 @@ FIG3 = [("A", "B", "p1"), ("B", "C", "p2"), ("C", "A", "p3"), ("C", "B", "p4")]
 @pytest.mark.parametrize("mode", ["eager", "lazy"])
 @pytest.mark.parametrize("partitions", [1, 3, 12])
 def test_fig3_formulas_and_deleting_cb(mode, partitions):
-    """The worked example of recursive-views.md §3.3 (000:L232-241, L411)."""
+    """The worked example of Liu et al. 2008, Figs. 2-3 (§3.1) and deleting link(C,B) (§4)."""
     from aspen.engine.batch import BaseFact, Batch
 
     rt = LocalRuntime(views=("reachable",), partitions=partitions, mode=mode, k=K)

@@ -21,15 +21,15 @@ from hypothesis import strategies as st
 from prop_workloads import interpret, mixed_programs
 
 from aspen.baselines import scratch
-from aspen.engine.rounds import NodeCache, RoundRuntime
-from aspen.engine.runtime import LocalRuntime
-from aspen.views import VIEWS
+from aspen.catalog import VIEWS
+from aspen.runtime.local import LocalRuntime
+from aspen.runtime.rounds import NodeCache, RoundRuntime
 
 K = 20.0
 HOSTS = st.sampled_from([None, 1, 2, 5])
-#: Found by the retry test (session 13's CI): in the last batch node 3 retracts
-#: region_sizes(r1 or r2, 1) from node 0 and sends a new derivation of it in the same round; mail
-#: taken out of channel order lost the row (docs/decisions.md, "Session 14").
+#: Found by the retry test: in the last batch node 3 retracts region_sizes(r1 or r2, 1) from
+#: node 0 and sends a new derivation of it in the same round; mail taken out of channel order
+#: lost the row.
 RETRACT_THEN_REDERIVE = [
     [("link", "a", "d", 0), ("link", "a", "a", 0), ("link", "a", "a", 0), ("link", "b", "a", 0),
      ("link", "a", "a", 0), ("link", "c", "a", 0), ("link", "e", "a", 0), ("sensor", "s0", 0, 0),

@@ -19,7 +19,7 @@ from prop_workloads import (
     region_programs,
 )
 
-from aspen.engine.runtime import LocalRuntime
+from aspen.runtime.local import LocalRuntime
 
 K = 20.0
 PATH_VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")

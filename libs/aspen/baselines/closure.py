@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from aspen.baselines.scratch import VIEWS, base_state
+from aspen.baselines.scratch import base_state
+from aspen.catalog import check_view
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.partitioning import owner
 from aspen.errors import ConfigError, NotBuiltYetError, UnknownViewError
@@ -138,7 +139,8 @@ class Network:
         """The node owning ``value``."""
         node = self.placement(value)
         if not 0 <= node < self.partitions:
-            raise ConfigError(f"placement put {value!r} on node {node}, not in 0..{self.partitions - 1}")
+            raise ConfigError(
+                f"placement put {value!r} on node {node}, not in 0..{self.partitions - 1}")
         return node
 
     def ship(self, sender: int, receiver: int, item: Any = None, view_tuple: bool = True) -> None:
@@ -335,11 +337,10 @@ def make_program(view: str, net: Network, k: float) -> ClosureProgram:
         return ReachableProgram(net, k)
     if view == "active_region":
         return RegionProgram(net, k)
-    if view in VIEWS:
-        raise NotBuiltYetError(
-            f"the baselines maintain only {', '.join(CLOSURE_VIEWS)}; {view!r} is not one of them"
-        )
-    raise UnknownViewError(f"unknown view {view!r}; known views: {', '.join(VIEWS)}")
+    check_view(view)
+    raise NotBuiltYetError(
+        f"the baselines maintain only {', '.join(CLOSURE_VIEWS)}; {view!r} is not one of them"
+    )
 
 
 class FactStore:
@@ -349,7 +350,7 @@ class FactStore:
         self.facts: dict[str, BaseFact] = {}
 
     def apply(self, batch: Batch) -> None:
-        """Deletes (unknown variables are ignored, 000:L498) then inserts."""
+        """Deletes (unknown variables are ignored, as in Liu et al. 2008, §6) then inserts."""
         for var in batch.deletes:
             self.facts.pop(var, None)
         for fact in batch.inserts:

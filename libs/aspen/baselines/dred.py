@@ -1,7 +1,7 @@
 """DRed (delete and re-derive) for the recursive views, on hash-partitioned logical nodes.
 
-The standard recursive-view maintenance baseline (Gupta/Mumick/Subrahmanian, 000 ref. [17];
-recursive-views.md §2.5), run on the closure programs of :mod:`aspen.baselines.closure`:
+The standard recursive-view maintenance baseline (Gupta, Mumick and Subrahmanian 1993, as cited
+by Liu et al. 2008), run on the closure programs of :mod:`aspen.baselines.closure`:
 
 1. **Over-delete**: every view tuple with *some* derivation through a deleted seed or edge
    goes, and so does everything derived from it (semi-naive, with the old edges for the

@@ -1,6 +1,6 @@
 """Relative provenance: a derivation graph plus a derivability traversal after deletions.
 
-The baseline of 000 ref. [14] (Green et al., update exchange; recursive-views.md §2.5): every
+The baseline of Liu et al. 2008 from Green et al. 2007 (update exchange): every
 view tuple stores **all** its immediate derivations (the seed, or a premise view tuple joined
 with an edge). Insertions record every new derivation. After a deletion the derivations through
 dead seeds/edges are dropped, every tuple that depends on them is *affected*, and an affected

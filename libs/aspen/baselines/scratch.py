@@ -1,14 +1,14 @@
 """From-scratch evaluation of every Aspen view: the correctness oracle.
 
 Set semantics, no provenance, plain Python. The input is the set of **live** base facts (several
-live instances of one base tuple count once). The semantics follow design.md and
-recursive-views.md §9:
+live instances of one base tuple count once). The semantics follow the decisions of
+docs/architecture.md:
 
 * ``reachable(src,dst)``: transitive closure of ``link``; ``reachable(x,x)`` only via a cycle.
 * ``min_cost(src,dst,cost)``: cheapest path cost; a path's cost is the link cost plus the cost
   of the rest (a right fold: ``c1 + (c2 + (… + cn))``), computed by a backward Dijkstra.
 * ``min_hops(src,dst,hops)``: fewest links (``hops >= 1``).
-* Paths are exactly what Query 2's rules derive (decision 7, recursive-views.md §1.3):
+* Paths are exactly what Query 2's rules derive (decision 7):
   ``path(x,y,[x,y],c,1) :- link(x,y,c)`` and ``path(x,y,[x]+p1,c1+c2,l1+1) :- link(x,z,c1),
   path(z,y,p1,c2,l1), x ∉ p1``. So a path is a simple path of ≥ 1 link, or (the base case has
   no guard) a simple path followed by a self-loop on its last node; ``src == dst`` only through
@@ -37,23 +37,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen.catalog import VIEWS, check_view
 from aspen.engine.batch import BASE_RELATIONS, BaseFact
 from aspen.errors import UnknownViewError
 
-__all__ = ["VIEWS", "BaseState", "base_state", "evaluate", "evaluate_all"]
-
-#: Every view the oracle knows, in dependency order.
-VIEWS: tuple[str, ...] = (
-    "reachable",
-    "min_cost",
-    "min_hops",
-    "cheapest_path",
-    "fewest_hops",
-    "shortest_cheapest_path",
-    "active_region",
-    "region_sizes",
-    "largest_regions",
-)
+__all__ = ["BaseState", "base_state", "evaluate", "evaluate_all"]
 
 #: Relative slack when pruning path enumeration by cost (final equality is exact).
 _COST_SLACK = 1e-9
@@ -370,8 +358,7 @@ def evaluate(view: str, facts: Facts, k: float = 20.0) -> set[tuple]:
     >>> sorted(evaluate("active_region", sensors, k=20.5))
     [('r', 's1'), ('r', 's2')]
     """
-    if view not in VIEWS:
-        raise UnknownViewError(f"unknown view {view!r}; known views: {', '.join(VIEWS)}")
+    check_view(view)
     return evaluate_all(facts, k=k, views=(view,))[view]
 
 
@@ -386,8 +373,7 @@ def evaluate_all(
     """
     wanted = tuple(VIEWS if views is None else views)
     for view in wanted:
-        if view not in VIEWS:
-            raise UnknownViewError(f"unknown view {view!r}; known views: {', '.join(VIEWS)}")
+        check_view(view)
     state = base_state(facts)
     succ = state.successors()
     out: dict[str, set[tuple]] = {}

@@ -1,4 +1,4 @@
-"""``aspen bench``: the benchmark suite of issue 5 (paper experiments, variable order, peers,
+"""``aspen bench``: the benchmark suite (paper experiments, variable order, peers,
 scale ladder), each experiment in its own subprocess with a time cut-off; results as JSON, CSV,
 PNG plots and a Markdown summary. Entry point: :func:`aspen.bench.run.run_bench`.
 """

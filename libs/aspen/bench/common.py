@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -21,14 +22,15 @@ from typing import Any
 
 from aspen.baselines.dred import DRedRuntime
 from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
-from aspen.engine.runtime import LocalRuntime
 from aspen.generators.records import Record, tuple_key
 from aspen.generators.topology import Topology, TransitStubParams, scaled_params, transit_stub
+from aspen.runtime.local import LocalRuntime
 
 __all__ = ["per_node_metrics",
     "PARTIAL_ENV",
     "FactStream",
     "TINY_SHAPE",
+    "error_note",
     "machine_info",
     "make_scheme",
     "messages_of",
@@ -183,6 +185,45 @@ def write_partial(result: dict[str, Any]) -> None:
         with open(tmp, "w", encoding="utf-8") as handle:
             json.dump(result, handle)
         os.replace(tmp, path)
+
+
+#: An absolute path in an error message (up to a quote, a space, a colon or a comma).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/[^\s'\",:]+")
+#: The last line of a Python traceback: the exception's (dotted) type, then its message.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(:.*)?$")
+
+
+def _relative_path(match: re.Match[str]) -> str:
+    """A path of this machine as the report may show it: relative to the working folder (the
+    repository), or to a lake root (the part after ``lake/``), else its file name only."""
+    path = match.group(0)
+    cwd = os.getcwd().rstrip("/") + "/"
+    if path.startswith(cwd):
+        return path[len(cwd):]
+    parts = path.strip("/").split("/")
+    if "lake" in parts[:-1]:
+        return "/".join(parts[len(parts) - parts[::-1].index("lake"):])
+    return parts[-1]
+
+
+def error_note(lines: Iterable[str]) -> str:
+    """One line for a failed task's stderr: the error it ended with (type and message), never
+    the traceback, with no absolute path.
+
+    >>> error_note(["Traceback (most recent call last):", '  File "/x/store.py", line 1, in add',
+    ...             "    self.dirty.add(key)", "MemoryError"])
+    'MemoryError'
+    >>> error_note(["ValueError: no table at /tmp/aspen-1/lake/tables/link"])
+    'ValueError: no table at tables/link'
+    >>> error_note(["killed"]), error_note([])
+    ('killed', 'no error message')
+    """
+    kept = [line.strip() for line in lines if line.strip()]
+    errors = [line for line in kept if _EXCEPTION_LINE.match(line)]
+    frames = ("Traceback ", "File ", "^", "~")
+    plain = [line for line in kept if not line.startswith(frames)]
+    last = errors[-1] if errors else (plain[-1] if plain else "no error message")
+    return _ABSOLUTE_PATH.sub(_relative_path, last)[:300]
 
 
 def machine_info() -> dict[str, Any]:

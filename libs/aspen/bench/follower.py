@@ -59,8 +59,8 @@ def follower_latency(nodes: int = 100, degree: float = 2.0, partitions: int = 4,
     from aspen.generators.records import link_delete, link_insert
     from aspen.generators.writers import write_jsonl
     from aspen.lake.ingest import ingest_files
+    from aspen.lake.lease import request_stop
     from aspen.pipeline import ledger
-    from aspen.pipeline.lease import request_stop
     from aspen.settings import Settings
     from aspen.spark.session import get_spark
 
@@ -106,8 +106,10 @@ def follower_latency(nodes: int = 100, degree: float = 2.0, partitions: int = 4,
         ingest(records)
         fresh.append((kind, size, one_shot()))
 
-    follower = subprocess.Popen(_submit([*maintain_args, "--follow", "--poll", str(poll)],
-                                        driver_memory),
+    # no TTL sweep or housekeeping between batches: they would land in the measured latencies
+    chores_off = ["--expire-every", "0", "--housekeep-every", "0"]
+    follower = subprocess.Popen(_submit([*maintain_args, "--follow", "--poll", str(poll),
+                                         *chores_off], driver_memory),
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 text=True)
     followed = []

@@ -1,9 +1,9 @@
-"""Provenance size under BDD variable orders (002 §3.5): DFS vs BFS vs arrival, in the engine.
+"""Provenance size under BDD variable orders (Liu 2016, §3.5): DFS, BFS, arrival, in the engine.
 
 The links arrive in random order (the insertion workload's order); before the build the link
 variables are placed in the manager in DFS edge order, BFS edge order, or arrival order
 (:func:`aspen.provenance.ordering.order_variables`), dynamic reordering off; then
-:class:`~aspen.engine.runtime.LocalRuntime` builds ``reachable`` with exact provenance (lazy +
+:class:`~aspen.runtime.local.LocalRuntime` builds ``reachable`` with exact provenance (lazy +
 flush). Size = the sum over the view's tuples of their BDD node counts, and the mean encoded
 bytes per tuple (the paper's per-tuple provenance overhead).
 

@@ -1,4 +1,4 @@
-"""The seed paper's experiments (000 §7, recursive-views.md §6) on Aspen's in-process runtime.
+"""The experiments of Liu et al. 2008, §7, on Aspen's in-process runtime.
 
 Each function builds its workload from :mod:`aspen.generators`, runs the schemes on the same
 batches, and returns JSON-able measurements (no assertion on time):
@@ -43,7 +43,8 @@ ALL_SCHEMES = ("absorption-lazy", "absorption-eager", "dred", "relative")
 
 
 def per_tuple_bytes(runtime: Any, view: str = "reachable", sample: int = 400) -> float | None:
-    """Mean encoded size of the provenance of (a sample of) the view's tuples; None for baselines."""
+    """Mean encoded size of the provenance of (a sample of) the view's tuples; None for
+    baselines."""
     if not hasattr(runtime, "manager"):
         return None
     formulas = [f for f in runtime.view(view).values() if f is not None]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aspen.bench import plots
+from aspen.bench.common import error_note
 
 __all__ = ["write_report"]
 
@@ -50,8 +51,25 @@ def _res(rec: Any) -> dict[str, Any] | None:
     return rec["result"] if isinstance(rec, dict) and rec.get("status") == "ok" else None
 
 
+def _note(rec: dict[str, Any]) -> str:
+    """A task record's note as the summary shows it: a failed task's is one line, its error's
+    type and message, without traceback or absolute path (records of older runs, which a merge
+    may bring in, held the last stderr lines).
+
+    >>> _note({"status": "error", "note": 'exit code 1: File "/a/s.py", line 1 | x | MemoryError'})
+    'exit code 1: MemoryError'
+    """
+    note = str(rec.get("note") or "")
+    if rec.get("status") != "error" or not note:
+        return note
+    head, sep, rest = note.partition(": ")
+    if head.startswith("exit code") and sep:
+        return f"{head}: {error_note(rest.split(' | '))}"
+    return error_note([note])
+
+
 def _status(rec: Any) -> str:
-    return rec.get("note") or rec["status"] if isinstance(rec, dict) else "not run"
+    return _note(rec) or rec["status"] if isinstance(rec, dict) else "not run"
 
 
 def _per_node(step: dict[str, Any]) -> str:
@@ -202,7 +220,7 @@ def _summary(results: dict[str, Any], pngs: list[str], png_note: str) -> str:
               "|---|---|---|---|---|"]
     for name, rec in _records(results["experiments"]):
         lines.append(f"| {name} | {rec['status']} | {rec['seconds']:.1f} | "
-                     f"{_fmt(rec.get('peak_rss_mb'))} | {rec.get('note', '')} |")
+                     f"{_fmt(rec.get('peak_rss_mb'))} | {_note(rec)} |")
     lines += _repeats_table(results["experiments"])
     lines += ["", "## Peer views checked against Aspen's view", ""]
     for name, rec in _records(results["experiments"]):

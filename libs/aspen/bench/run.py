@@ -38,7 +38,8 @@ MODES = ("tiny", "quick", "full")
 Task = tuple[str, dict[str, Any]]
 _SETTINGS: dict[str, dict[str, Any]] = {
     "tiny": {"cutoff": 60.0, "size": {"tiny": True}, "deletions": 20, "updates": 6,
-             "peers": ["networkx", "duckdb"], "ladder": (), "jobs": 1, "timeouts": {}, "repeats": 2},
+             "peers": ["networkx", "duckdb"], "ladder": (), "jobs": 1, "timeouts": {},
+             "repeats": 2},
     "quick": {"cutoff": 20.0, "size": {"nodes": 100, "degree": 2.4}, "deletions": 120,
               "updates": 8, "peers": ["networkx", "duckdb", "spark_df", "spark_sql"],
               "ladder": (100, 1_000), "jobs": 2, "timeouts": {"peers": 150.0, "order": 60.0},
@@ -96,7 +97,7 @@ def plan(mode: str) -> dict[str, dict[str, Task]]:
                                                  {"variant": v, "mode": m, "partitions": p})
                                for p in (16, 24) for v in ("sparse", "dense")
                                for m in ("lazy", "eager")}
-        # the paper triggers half of the sensors (the demo 30 %: docs/decisions.md)
+        # the paper triggers half of the sensors (the demo 30 %, which keeps its regions local)
         groups["regions"].update({f"half/{s}": ("paper.regions",
                                                 {"schemes": [s], "trigger_fraction": 0.5})
                                   for s in _SCHEMES})

@@ -1,5 +1,5 @@
-"""The Spark runtime's cost per batch (issue 4's performance report), against DRed and a Spark
-recompute, on one topology and partition count.
+"""The Spark runtime's cost per batch, against DRed and a Spark recompute, on one topology
+and partition count.
 
 :func:`maintain_batches` builds a real Delta lake in a temporary folder, ingests every link,
 maintains ``reachable`` with ``maintain_spark`` (the production path: rounds as Spark jobs, state

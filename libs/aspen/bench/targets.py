@@ -1,4 +1,4 @@
-"""Issue 5's targets, evaluated on the measurements of one run (never tuned to meet them).
+"""The suite's performance targets, evaluated on one run's measurements (never tuned to meet them).
 
 Each target is ``{"target", "measured", "met", "note"}``; ``measured`` is the ratio measured in
 this run (None when the experiment did not run or did not finish), ``met`` True/False/None.
@@ -179,6 +179,7 @@ def _updates(exp: dict[str, Any]) -> dict[str, Any]:
 
 
 def evaluate_targets(experiments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every target of issue 5 on ``experiments`` (records of :func:`aspen.bench.worker.run_task`)."""
+    """Every performance target on ``experiments`` (records of
+    :func:`aspen.bench.worker.run_task`)."""
     return [*_deletions(experiments), _density(experiments), _aggsel(experiments),
             _order(experiments), _insert_only(experiments), _updates(experiments)]

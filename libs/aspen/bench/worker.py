@@ -1,11 +1,12 @@
-"""Run one bench task in its own process, with a time cut-off (issue 5: "did not finish").
+"""Run one bench task in its own process, with a time cut-off (past it, "did not finish").
 
 :func:`run_task` starts ``python -m aspen.bench.worker TASK KWARGS OUT`` in a new session; the
 child runs the task (``module.function`` of :data:`TASKS`) and writes its JSON result to OUT.
 On timeout the whole process group (a Spark JVM included) is killed and the record says so,
-with what the task measured so far under ``partial`` (see :func:`aspen.bench.common.write_partial`). A
-task without Spark is limited to :data:`MEMORY_LIMIT_GB` of address space (a run that outgrows
-it ends with MemoryError, recorded as an error) so that a large step cannot swamp the machine.
+with what the task measured so far under ``partial`` (see
+:func:`aspen.bench.common.write_partial`). A task without Spark is limited to
+:data:`MEMORY_LIMIT_GB` of address space (a run that outgrows it ends with MemoryError, recorded
+as an error) so that a large step cannot swamp the machine.
 
 >>> rec = run_task("order.variable_order", {"tiny": True, "orders": ["dfs"]}, timeout=60)
 >>> rec["status"], sorted(rec["result"]["orders"])
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aspen.bench.common import PARTIAL_ENV
+from aspen.bench.common import PARTIAL_ENV, error_note
 
 __all__ = ["MEMORY_LIMIT_GB", "TASKS", "main", "run_task"]
 
@@ -71,7 +72,7 @@ def run_task(task: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any
             lines = log.read_text(errors="replace").strip().splitlines()
             return _with_partial(
                 {"task": task, "kwargs": kwargs, "status": "error", "seconds": seconds,
-                 "note": f"exit code {code}: {' | '.join(lines[-3:])[-400:]}",
+                 "note": f"exit code {code}: {error_note(lines)}",
                  "errors": _error_lines(lines)}, partial)
         rss = Path(f"{out}{RSS_SUFFIX}")
         return {"task": task, "kwargs": kwargs, "status": "ok", "seconds": seconds,
@@ -88,9 +89,16 @@ def _with_partial(rec: dict[str, Any], partial: Path) -> dict[str, Any]:
 
 def _error_lines(lines: list[str], keep: int = 12) -> list[str]:
     """The last stderr lines of a failed task that name an error (a JVM that died, a Python
-    worker that crashed), so that the record says why; the stderr itself is temporary."""
+    worker that crashed), so that the record says why; the stderr itself is temporary. No
+    traceback frames, no absolute paths (:func:`~aspen.bench.common.error_note` of each).
+
+    >>> _error_lines(['  File "/a/b.py", line 3, in f', "ERROR Executor: lost /tmp/x/y.bin"])
+    ['ERROR Executor: lost y.bin']
+    """
     words = ("ERROR", "Error", "Exception", "Killed", "FATAL", "exited")
-    return [line[:300] for line in lines if any(w in line for w in words)][-keep:]
+    named = [line for line in lines if any(w in line for w in words)
+             and not line.strip().startswith("File ")]
+    return [error_note([line]) for line in named][-keep:]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,8 @@ def print_rows(columns: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str =
     """Print ``rows`` under ``columns`` in ``fmt`` (table, csv or json)."""
     rows = list(rows)
     if fmt == "json":
-        json.dump([{c: _jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows], sys.stdout, indent=1)
+        json.dump([{c: _jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows],
+                  sys.stdout, indent=1)
         print()
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")

@@ -1,4 +1,4 @@
-"""``aspen bench [--quick|--full] [--out DIR]``: run the benchmark suite (issue 5).
+"""``aspen bench [--quick|--full] [--out DIR]``: run the benchmark suite.
 
 ``--quick`` (default) takes under 3 minutes; ``--full`` runs every experiment at full size with a
 300 s cut-off per experiment (never part of ``make test``); ``--only GROUP …`` runs a subset, and

@@ -4,7 +4,8 @@
 >>> sub = argparse.ArgumentParser().add_subparsers()
 >>> register(sub)
 >>> streamlit_command(Path("app.py"), "/tmp/lake", 8600)[4:]
-['app.py', '--server.address', '127.0.0.1', '--server.port', '8600', '--server.headless', 'true', '--browser.gatherUsageStats', 'false', '--', '--lake', '/tmp/lake']
+['app.py', '--server.address', '127.0.0.1', '--server.port', '8600', '--server.headless', \
+'true', '--browser.gatherUsageStats', 'false', '--', '--lake', '/tmp/lake']
 """
 
 from __future__ import annotations

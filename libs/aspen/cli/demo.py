@@ -2,9 +2,9 @@
 
 Writes the demo inputs (100-node transit-stub topology, a churn stream with invalid records
 mixed in, a sensor grid) into the inbox next to the lake, runs the ``aspen_pipeline`` DAG once
-through Airflow's ``dag.test()`` (ingest → apply → maintain → expectations → publish, each a spark-submit job),
-verifies the views against from-scratch evaluation, and prints rows per table, the quarantined
-records and why, where the lake is and how to open the dashboard.
+through Airflow's ``dag.test()`` (ingest → apply → maintain → expectations → publish, each a
+spark-submit job), verifies the views against from-scratch evaluation, and prints rows per
+table, the quarantined records and why, where the lake is and how to open the dashboard.
 """
 
 from __future__ import annotations
@@ -56,12 +56,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
           + ", ".join(f"{p.name} ({demo.counts[p.name]} lines)" for p in staged)
           + f" in the inbox {inbox}; {demo.invalid_records} lines are invalid on purpose")
     print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → apply → "
-          "maintain → expectations → publish, each through spark-submit); this takes a few minutes …", flush=True)
+          "maintain → expectations → publish, each through spark-submit); this takes a few "
+          "minutes …", flush=True)
     started = time.perf_counter()
     log = lake_dir.parent / ".airflow" / "demo-run.log"
     states = run_pipeline_once(settings, inbox, airflow_home, log)
     took = time.perf_counter() - started
-    print(f"   tasks: {', '.join(f'{t}={s}' for t, s in states.items())} ({took:.0f} s; log: {log})")
+    tasks = ", ".join(f"{t}={s}" for t, s in states.items())
+    print(f"   tasks: {tasks} ({took:.0f} s; log: {log})")
     if any(s != "success" for s in states.values()):
         print(f"   the run failed; read {log}")
         return 1

@@ -1,4 +1,9 @@
-"""``aspen expire``: turn expired TTLs into deletions (the TTL sweep, :mod:`aspen.lake.expire`)."""
+"""``aspen expire``: turn expired TTLs into deletions (the TTL sweep, :mod:`aspen.lake.expire`).
+
+The sweep writes the base tables, so it is refused with one line (exit 2) while a maintainer or
+a follower holds the lake's maintainer lease (a follower sweeps itself, ``--expire-every``); it
+waits briefly for an ingest writing the log.
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Sub-commands::
 
     aspen generate topology  [topology options] --out links.jsonl
     aspen generate sensors   [grid options]     --out sensors.csv
-    aspen generate workload  fraction|delete-one|churn|triggers [options] (--out FILE | --out-dir DIR)
+    aspen generate workload  fraction|delete-one|churn|triggers [options]
+                             (--out FILE | --out-dir DIR)
     aspen generate demo      --out DIR
 
 The output format follows the extension (``.jsonl``/``.ndjson`` or ``.csv``); ``--out -``
@@ -107,7 +108,9 @@ def _add_seed(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_topology_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("topology (GT-ITM transit-stub; defaults = 000 §7.1)")
+    group = parser.add_argument_group(
+        "topology (GT-ITM transit-stub; defaults: the setup of Liu et al. 2008, §7.1)"
+    )
     group.add_argument(
         "--transit-domains", type=_positive_int, metavar="N", help="transit domains (default 1)"
     )
@@ -173,7 +176,7 @@ def _add_topology_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_grid_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("sensor grid (defaults = 000 §7.1)")
+    group = parser.add_argument_group("sensor grid (defaults: the setup of Liu et al. 2008, §7.1)")
     group.add_argument("--width", type=_number, default=100.0, help="area width, m (default 100)")
     group.add_argument("--height", type=_number, default=100.0, help="area height, m (default 100)")
     group.add_argument("--spacing", type=_number, default=10.0, help="grid spacing, m (default 10)")
@@ -226,7 +229,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "generate",
         help="generate topologies, sensor grids and update workloads",
         description="Generate inputs for Aspen: transit-stub topologies, sensor grids, update "
-        "workloads (the seed paper's experiments), and the demo input set.",
+        "workloads (the experiments of Liu et al. 2008), and the demo input set.",
     )
     kinds = p.add_subparsers(dest="what", metavar="WHAT", parser_class=type(p))
     kinds.required = True
@@ -248,7 +251,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_output(sensors, batched=False)
     sensors.set_defaults(func=run)
 
-    workload = kinds.add_parser("workload", help="update workloads of the seed paper")
+    workload = kinds.add_parser("workload", help="update workloads of the paper's experiments")
     names = workload.add_subparsers(dest="workload", metavar="WORKLOAD", parser_class=type(p))
     names.required = True
 

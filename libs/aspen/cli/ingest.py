@@ -1,7 +1,9 @@
 """``aspen ingest FILE…``: validate update files and append them to the Delta updates log.
 
 Valid records go to ``updates`` as one new ingest batch, invalid ones to ``quarantine`` with a
-reason; per-file counts are printed. Re-ingesting the same file content changes nothing.
+reason; per-file counts are printed. Re-ingesting the same file content changes nothing. While
+another ingest (or the TTL sweep) writes the lake's update log, this one waits for it, up to
+``--wait`` seconds (default 120), then fails with one line (exit 2).
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser(); register(parser.add_subparsers())
@@ -24,17 +26,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ingest", help="validate update files and append them to the Delta updates log"
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="update files (.jsonl, .json, .csv)")
+    p.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                   help="how long to wait while another writer holds the update log "
+                        "(default 120)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest ``args.files`` into the lake of ``settings``; print per-file counts."""
+    from aspen.errors import ConfigError
     from aspen.lake.ingest import check_inputs, ingest_files
+    from aspen.lake.lease import LOG_WAIT_SECONDS
 
+    wait = LOG_WAIT_SECONDS if getattr(args, "wait", None) is None else args.wait
+    if wait < 0:
+        raise ConfigError(f"--wait must be ≥ 0 seconds, got {wait:g}")
     check_inputs(list(args.files))  # a missing file fails in one line, before Spark starts
     from aspen.spark.session import get_spark
 
-    report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files))
+    report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files), wait=wait)
     for line in report.lines():
         print(line)
     return 0

@@ -21,7 +21,7 @@ from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
-#: Command modules in the order ``aspen --help`` lists them (design.md "CLI").
+#: Command modules in the order ``aspen --help`` lists them (README.md, "The CLI").
 COMMAND_MODULES: tuple[str, ...] = (
     "generate",
     "ingest",
@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"lake root: a path or URI (default: $ASPEN_LAKE or {DEFAULT_LAKE})",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=OneLineArgumentParser)
     sub.required = True
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"aspen.cli.{name}")

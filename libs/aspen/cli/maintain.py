@@ -3,7 +3,9 @@
 Once (the default: every update logged since the last batch, as one batch), or as a follower
 (``--follow``: a long-lived maintainer that runs a batch whenever updates arrive, see
 :mod:`aspen.pipeline.follow`). Either holds the lake's maintainer lease while it runs
-(:mod:`aspen.pipeline.lease`), so a second maintainer of the same lake is refused.
+(:mod:`aspen.lake.lease`), so a second maintainer of the same lake is refused; a follower
+therefore also sweeps TTLs and keeps the tables itself (``--expire-every``,
+``--housekeep-every``), as ``aspen expire`` and the housekeeping job are refused meanwhile.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from aspen.pipeline.maintain_local import MaintainReport
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
-    from aspen.pipeline.lease import MaintainerLease
+    from aspen.lake.lease import MaintainerLease
 
 #: Seconds between a follower's looks at the update log.
 DEFAULT_POLL_SECONDS = 5.0
@@ -36,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runtime", choices=("local", "spark"), default="local",
                    help="local: the operators in this process; spark: partitions on Spark")
     p.add_argument("--partitions", type=int, default=None, help="number of query nodes (default 4)")
-    p.add_argument("--mode", choices=("lazy", "eager"), default=None, help="MinShip mode (default lazy)")
+    p.add_argument("--mode", choices=("lazy", "eager"), default=None,
+                   help="MinShip mode (default lazy)")
     p.add_argument("--hosts", type=int, default=None,
                    help="spark: Spark tasks a round runs the query nodes on, mail between nodes "
                         "of one task delivered within the round (default: as many as Spark "
@@ -55,6 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="with --follow: stop after N maintained batches")
     follow.add_argument("--for", dest="duration", type=float, default=None, metavar="SECONDS",
                         help="with --follow: stop after this many seconds")
+    follow.add_argument("--expire-every", type=float, default=None, metavar="SECONDS",
+                        help="with --follow: sweep expired TTLs between batches at most every "
+                             "SECONDS (default 300; 0: never)")
+    follow.add_argument("--housekeep-every", type=float, default=None, metavar="SECONDS",
+                        help="with --follow: OPTIMIZE and VACUUM the tables between batches at "
+                             "most every SECONDS, keeping ASPEN_RETAIN_HOURS of history "
+                             "(default 86400; 0: never)")
     p.set_defaults(func=run)
 
 
@@ -74,14 +84,21 @@ def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], 
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.pipeline.lease import MaintainerLease
+    from aspen.lake.lease import MaintainerLease
 
     if args.hosts is not None and args.runtime != "spark":
         raise ConfigError("--hosts applies to --runtime spark only")
     given = [flag for flag, value in (("--poll", args.poll), ("--max-batches", args.max_batches),
-                                      ("--for", args.duration)) if value is not None]
+                                      ("--for", args.duration),
+                                      ("--expire-every", args.expire_every),
+                                      ("--housekeep-every", args.housekeep_every))
+             if value is not None]
     if given and not args.follow:
         raise ConfigError(f"{', '.join(given)}: only with --follow")
+    for flag, value in (("--expire-every", args.expire_every),
+                        ("--housekeep-every", args.housekeep_every)):
+        if value is not None and value < 0:
+            raise ConfigError(f"{flag} must not be negative, got {value:g}")
     if args.stop:
         if args.follow:
             raise ConfigError("--stop and --follow exclude each other")
@@ -98,7 +115,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _stop_follower(settings: Settings) -> int:
     """Ask the lake's maintainer to stop, then wait until it no longer holds the lease."""
-    from aspen.pipeline.lease import current_holder, request_stop
+    from aspen.lake.lease import current_holder, request_stop
 
     holder = request_stop(settings)
     if holder is None:
@@ -115,9 +132,20 @@ def _stop_follower(settings: Settings) -> int:
 
 def _follow(args: argparse.Namespace, settings: Settings,
             run_batch: Callable[[], MaintainReport], lease: MaintainerLease) -> int:
-    from aspen.pipeline.follow import follow
+    from aspen.lake.housekeeping import retain_hours_from_env
+    from aspen.pipeline.follow import (
+        DEFAULT_EXPIRE_EVERY,
+        DEFAULT_HOUSEKEEP_EVERY,
+        follow,
+        lake_chores,
+    )
 
     poll = DEFAULT_POLL_SECONDS if args.poll is None else args.poll
+    keep_every = DEFAULT_HOUSEKEEP_EVERY if args.housekeep_every is None else args.housekeep_every
+    chores = lake_chores(
+        settings,
+        expire_every=DEFAULT_EXPIRE_EVERY if args.expire_every is None else args.expire_every,
+        housekeep_every=keep_every, retain_hours=retain_hours_from_env() if keep_every else None)
     stop = threading.Event()
     # SIGTERM stops between batches (only the main thread may install a handler: a follower
     # run in another thread is stopped through the lake, ``aspen maintain --stop``)
@@ -126,7 +154,7 @@ def _follow(args: argparse.Namespace, settings: Settings,
     try:
         report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
                         duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
-                        emit=lambda line: print(line, flush=True))
+                        emit=lambda line: print(line, flush=True), chores=chores)
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)

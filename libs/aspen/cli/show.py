@@ -9,18 +9,19 @@ from aspen.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from aspen.pipeline.view_tables import VIEW_NAMES
+    from aspen.catalog import VIEWS
 
     p = sub.add_parser("show", help="print a maintained view")
-    p.add_argument("view", metavar="VIEW", help=f"one of: {', '.join(VIEW_NAMES)}")
+    p.add_argument("view", metavar="VIEW", help=f"one of: {', '.join(VIEWS)}")
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("--limit", type=int, default=None, help="print at most this many rows")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.catalog import VIEW_COLUMNS, check_view
     from aspen.lake.deltars import read_table
-    from aspen.pipeline.view_tables import VIEW_COLUMNS, check_view, row_to_tuple
+    from aspen.pipeline.view_tables import row_to_tuple
 
     view = check_view(args.view)
     frame = read_table(settings, view)

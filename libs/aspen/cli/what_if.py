@@ -24,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.catalog import check_view
     from aspen.cli._output import cell_text
     from aspen.pipeline.lake_provenance import LakeProvenance, parse_base_ref
-    from aspen.pipeline.view_tables import check_view
 
     refs = [parse_base_ref(text) for text in args.delete]
     views = tuple(check_view(v) for v in args.view) if args.view else None
@@ -38,9 +38,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     lost = lake.what_if(deleted, views)
     elapsed = time.perf_counter() - started
     if args.format == "json":
-        print(json.dumps({"deleted": args.delete, "seconds": elapsed,
-                          "lost": {v: [list(map(cell_text, t)) for t in ts] for v, ts in lost.items()}},
-                         indent=1))
+        rows = {v: [list(map(cell_text, t)) for t in ts] for v, ts in lost.items()}
+        print(json.dumps({"deleted": args.delete, "seconds": elapsed, "lost": rows}, indent=1))
         return 0
     print(f"deleting {', '.join(args.delete)} ({len(deleted)} live instance(s)):")
     for view, tuples in lost.items():

@@ -1,1 +1,2 @@
-"""The provenance-aware operators, plans and the in-process runtime (no Spark)."""
+"""The provenance-aware operators and plans, without Spark (the runtimes that run them:
+:mod:`aspen.runtime`)."""

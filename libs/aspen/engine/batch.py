@@ -1,8 +1,8 @@
 """What the engine consumes: base facts with their provenance variables, grouped in batches.
 
-A base fact is one live insertion instance of a base tuple (design.md decision 4): the tuple
-values and the fresh variable that stands for this instance. A batch inserts facts and deletes
-variables (a delete or an expiry kills every variable of the tuple it names).
+A base fact is one live insertion instance of a base tuple (decision 4, docs/architecture.md):
+the tuple values and the fresh variable that stands for this instance. A batch inserts facts and
+deletes variables (a delete or an expiry kills every variable of the tuple it names).
 
 >>> b = Batch(inserts=(BaseFact("link", ("a", "b", 2.0), "v1"),), deletes=frozenset({"v0"}))
 >>> b.inserts[0].relation, sorted(b.deletes)

@@ -203,7 +203,8 @@ class RecursivePlan:
                  ("emit_retractions", True)),
                 (Route(self.fixpoint, "in"),),
             ))
-        ops.append(OpSpec(self.fixpoint, "fixpoint", (("relation", v),), (to_join, *fixpoint_routes)))
+        ops.append(OpSpec(self.fixpoint, "fixpoint", (("relation", v),),
+                          (to_join, *fixpoint_routes)))
         ship = f"{v}.ship"
         join_out = Route(ship, "in")
         if agg is not None and agg.at_sender:

@@ -1,7 +1,8 @@
 """Update records, the messages between operators: INS/DEL, tuple, provenance.
 
-A DEL carries the **set of deleted base variables** (design.md decision 1): every stateful
-operator applies restrict-to-false with them; it never computes ``x ∧ ¬y`` with a compound y.
+A DEL carries the **set of deleted base variables** (decision 1, docs/architecture.md): every
+stateful operator applies restrict-to-false with them; it never computes ``x ∧ ¬y`` with a
+compound y.
 
 >>> u = Update.ins("reachable", ("a", "b"), pv="P")
 >>> u.op, u.tuple
@@ -37,6 +38,7 @@ class Update(NamedTuple):
         return cls("INS", relation, values, pv)
 
     @classmethod
-    def delete(cls, relation: str, values: tuple, deleted: frozenset[str], pv: Any = None) -> Update:
+    def delete(cls, relation: str, values: tuple, deleted: frozenset[str],
+               pv: Any = None) -> Update:
         """A deletion of ``relation(values)`` caused by the death of ``deleted`` variables."""
         return cls("DEL", relation, values, pv, frozenset(deleted))

@@ -52,9 +52,8 @@ class SegmentedCodec(FormulaCodec):
                 self.roots.append(formula)
             self.segments.append(bytes(segment))
         self._exported = len(self.roots)
-        #: number → 1 when the current dump has referenced it: one byte per numbered formula
-        #: (the set of numbers this replaced, with the copy kept for reuse, took ≈130 bytes per
-        #: number in the 300-node build: docs/decisions.md, "Session 25")
+        #: number → 1 when the current dump has referenced it: one byte per numbered formula,
+        #: far less than a set of numbers (measurements: docs/performance.md)
         self._live = bytearray(len(self.roots))
 
     @classmethod
@@ -66,7 +65,7 @@ class SegmentedCodec(FormulaCodec):
 
         Variables of ``order`` (the variable order the state was dumped with) that ``known``'s
         manager lacks are declared at its bottom, in that order; the manager's own order is
-        kept, since it may be shared with other nodes (:class:`~aspen.engine.rounds.NodeCache`)
+        kept, since it may be shared with other nodes (:class:`~aspen.runtime.rounds.NodeCache`)
         and reordering never changes a function, only its size.
 
         >>> from aspen.provenance import ProvenanceManager

@@ -6,9 +6,8 @@ find them through an index variable → entries, built from formula supports
 deletion after a large build (every entry's support, tens of millions of variables at 1,000
 nodes), and ``dd.cudd``'s ``support`` turns each variable into its Python name. For a CUDD
 manager this module calls ``Cudd_SupportIndices`` instead (:mod:`aspen.provenance.cudd_native`) and
-keys the index by CUDD variable index (stable under reordering); measured on the 1,000-node
-``reachable`` state (5.1 M entries, 71 M support variables): ≈45 s instead of ≈215 s. With the
-pure-Python backend the keys are the names.
+keys the index by CUDD variable index (stable under reordering), several times faster
+(measurements: docs/performance.md). With the pure-Python backend the keys are the names.
 
 >>> from aspen.provenance import ProvenanceManager
 >>> m = ProvenanceManager(backend="python")

@@ -1,7 +1,7 @@
 """Generators of Aspen's inputs: transit-stub topologies, sensor grids and update workloads.
 
 Everything is deterministic given a seed and returns plain data: dataclasses for topologies and
-grids, lists of update-record dicts (design.md format) for workloads.
+grids, lists of update-record dicts (docs/architecture.md, "Update records") for workloads.
 
 >>> from aspen.generators import transit_stub, fraction_inserts
 >>> len(fraction_inserts(transit_stub(seed=1), 1.0, seed=1))

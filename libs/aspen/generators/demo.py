@@ -5,8 +5,8 @@ them with their record counts):
 
 1. ``topology.jsonl`` — inserts of every link tuple of the paper's transit-stub shape (100 nodes)
    at :data:`DEMO_AVG_DEGREE` link tuples per node (240 tuples), ``event_time`` = start. The
-   paper's dense default (4.0, 400 tuples) makes all-pairs provenance BDDs explode (a plain
-   worklist over CUDD: 0.2 s at 2.4, 2.5 s at 2.7, 27 s at 3.0, hours at 4.0; docs/decisions.md),
+   paper's dense default (4.0, 400 tuples) makes all-pairs provenance BDDs explode (their build
+   time grows steeply with the degree, to hours at 4.0; measurements: docs/performance.md),
    so the demo, which maintains every view, uses the lighter mesh; pass ``avg_degree`` to change it.
 2. ``churn.jsonl`` — deletes, re-inserts and TTL renewals of those links (some with ``ttl_s``),
    event times after the start, with one invalid line of each kind of
@@ -60,7 +60,7 @@ class DemoInputs:
 DEMO_AVG_DEGREE = 2.4
 #: Share of non-seed sensors the demo triggers. The paper triggers half; on the 8-connected
 #: 10 m grid with k = 20 m that is above the percolation threshold (≈0.41): the regions merge into
-#: one giant cluster whose chain provenance explodes. 0.3 keeps regions local (docs/decisions.md).
+#: one giant cluster whose chain provenance explodes. 0.3 keeps regions local.
 DEMO_TRIGGER_FRACTION = 0.3
 
 

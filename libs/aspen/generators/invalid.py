@@ -1,6 +1,6 @@
 """Invalid update records for the quarantine demo, as raw JSON Lines.
 
-Each kind breaks one rule of design.md "update records" (some cannot even be a dict):
+Each kind breaks one rule of docs/architecture.md, "Update records" (some cannot even be a dict):
 
 * ``malformed_json``: a link insert cut off mid-way (not JSON);
 * ``unknown_op``: ``"op": "upsert"``;

@@ -1,4 +1,5 @@
-"""Builders for update records in the design.md format (plain dicts, canonical key order).
+"""Builders for update records (docs/architecture.md, "Update records"): plain dicts, canonical
+key order.
 
 Every builder returns a new ``dict`` whose keys follow :data:`COLUMNS`; optional keys
 (``ttl_s``, ``event_time``) are present only when given. Event times are ISO 8601 UTC strings
@@ -33,7 +34,7 @@ __all__ = [
     "tuple_key",
 ]
 
-#: An update record: a plain dict in the design.md "update records" format.
+#: An update record: a plain dict in the format of docs/architecture.md, "Update records".
 Record = dict[str, Any]
 
 #: Every column an update record can have, in the order JSON keys and CSV columns are written.

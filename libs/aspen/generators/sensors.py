@@ -1,4 +1,4 @@
-"""Sensor grids for the region query (000 §7.1, workload 2).
+"""Sensor grids for the region query (Liu et al. 2008, §7.1, workload 2).
 
 Sensors sit on a regular grid over a ``width × height`` metre area (default 100 m × 100 m),
 at cell centres ``spacing/2 + i·spacing`` (default spacing 10 m → 10 × 10 = 100 sensors), each

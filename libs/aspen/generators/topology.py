@@ -1,8 +1,8 @@
 """GT-ITM-style transit-stub topologies, reproducible from a seed.
 
-Shape (000 §7.1): ``transit_domains`` domains of ``nodes_per_transit`` transit nodes; every
-transit node has ``stubs_per_transit_node`` stub domains of ``nodes_per_stub`` nodes. The
-paper's default (1 domain, 4 transit nodes, 3 stubs each, 8 nodes per stub) has
+Shape (Liu et al. 2008, §7.1): ``transit_domains`` domains of ``nodes_per_transit`` transit
+nodes; every transit node has ``stubs_per_transit_node`` stub domains of ``nodes_per_stub``
+nodes. The paper's default (1 domain, 4 transit nodes, 3 stubs each, 8 nodes per stub) has
 4 + 4·3·8 = **100 nodes**.
 
 Construction:
@@ -63,7 +63,7 @@ VARIANT_DEGREES: dict[str, float] = {"dense": 4.0, "sparse": 2.0}
 
 @dataclass(frozen=True)
 class LinkCosts:
-    """Latency (ms) of each link kind (000 §7.1 defaults)."""
+    """Latency (ms) of each link kind (defaults of Liu et al. 2008, §7.1)."""
 
     transit_transit: float = 50.0
     transit_stub: float = 10.0
@@ -121,7 +121,8 @@ class TransitStubParams:
                 raise ConfigError(f"{name.replace('_', '-')} must be an integer ≥ 1, got {value!r}")
         if not isinstance(self.stubs_per_transit_node, int) or self.stubs_per_transit_node < 0:
             raise ConfigError(
-                f"stubs-per-transit-node must be an integer ≥ 0, got {self.stubs_per_transit_node!r}"
+                "stubs-per-transit-node must be an integer ≥ 0, "
+                f"got {self.stubs_per_transit_node!r}"
             )
         if self.variant not in VARIANT_DEGREES:
             raise ConfigError(
@@ -374,7 +375,7 @@ def scaled_params(
     """Parameters with enough transit domains for at least ``min_nodes`` nodes.
 
     The stub shape stays the paper's; the number of transit domains (hence transit nodes)
-    grows, as in 000 §7.3 ("increasing the average number of transit nodes").
+    grows, as in Liu et al. 2008, §7.3 ("increasing the average number of transit nodes").
 
     >>> scaled_params(10_000).transit_domains, scaled_params(10_000).node_count
     (100, 10000)

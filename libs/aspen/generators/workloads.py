@@ -1,20 +1,20 @@
-"""Update workloads: lists of update records (design.md format) for the seed paper's experiments.
+"""Update workloads: lists of update records for the experiments of Liu et al. 2008.
 
 * :func:`fraction_inserts` / :func:`fraction_batches` — insert a fraction of the links in random
-  order (000 Fig. 7: 0.25 … 1.0 of the 400 link tuples, incrementally).
+  order (Liu et al. 2008, Fig. 7: 0.25 … 1.0 of the 400 link tuples, incrementally).
 * :func:`delete_one_batches` — insert everything, then delete link tuples one at a time, each in
-  its own batch (000 Fig. 8; ``fraction`` < 1 for Fig. 12's "extra 20 %").
+  its own batch (Fig. 8; ``fraction`` < 1 for Fig. 12's "extra 20 %").
 * :func:`churn` — a stream of deletes, re-inserts and TTL renewals with advancing ``event_time``;
   some inserts carry ``ttl_s`` and expire inside the stream.
 * :func:`sensor_batches` — sensors and region seeds, seeds triggered, then half of the other
-  sensors triggered and later un-triggered, in random order (000 §7.1, workload 2).
+  sensors triggered and later un-triggered, in random order (§7.1, workload 2).
 
 Links are bidirectional: every link operation emits its two directed records next to each
 other (``a→b`` then ``b→a``), except :func:`delete_one_batches` with ``unit="tuple"``, which
-deletes directed tuples one by one as the paper does. Liveness follows design.md: a delete kills
-every instance of the tuple; an instance with ``ttl_s`` inserted at ``t`` is live while
-``now < t + ttl_s``; a re-insert of a live tuple is a renewal. :func:`live_tuples` replays a
-record list with these rules.
+deletes directed tuples one by one as the paper does. Liveness follows decision 4
+(docs/architecture.md): a delete kills every instance of the tuple; an instance with ``ttl_s``
+inserted at ``t`` is live while ``now < t + ttl_s``; a re-insert of a live tuple is a renewal.
+:func:`live_tuples` replays a record list with these rules.
 
 >>> from aspen.generators.topology import transit_stub
 >>> topo = transit_stub(seed=1)
@@ -75,7 +75,7 @@ __all__ = [
 
 #: Default start of generated event times (fixed, so output is reproducible).
 DEFAULT_START = "2025-01-01T00:00:00Z"
-#: The insertion ratios of 000 Fig. 7.
+#: The insertion ratios of Liu et al. 2008, Fig. 7.
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 
 Pair = tuple[str, str, float]

@@ -1,4 +1,4 @@
-"""Writing update records: JSON Lines and CSV (design.md "update records").
+"""Writing update records: JSON Lines and CSV (docs/architecture.md, "Update records").
 
 JSON Lines: one record per line, keys in the dict's order; a ``str`` item is written as it is
 (a raw line, e.g. from :func:`aspen.generators.invalid.inject_invalid`). CSV: a header with the

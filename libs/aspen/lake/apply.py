@@ -215,7 +215,8 @@ def _merge_registry(spark: SparkSession, settings: Settings, instances: DataFram
     )
 
 
-def _merge_base(spark: SparkSession, settings: Settings, relation: str, instances: DataFrame) -> None:
+def _merge_base(spark: SparkSession, settings: Settings, relation: str,
+                instances: DataFrame) -> None:
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -258,15 +259,21 @@ def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
     and MERGEs, is small (:func:`aspen.spark.session.sql_conf_for_tables`), then the session
     gets its own conf back.
 
+    It holds the lake's maintainer lease (:mod:`aspen.lake.lease`): the one this thread
+    holds already (``maintain``, the TTL sweep), else its own for the call — refused with one
+    line while another maintainer or a follower holds it.
+
     >>> apply_pending(spark, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
     ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
     """
-    if not tables.table_exists(spark, settings, tables.INGEST_FILES):
-        return ApplyReport(batches=[], updates=0)
+    from aspen.lake.lease import MaintainerLease
 
-    registry_bytes = data_bytes(settings, tables.VARIABLES)  # the Delta log via delta-rs: no job
-    with temporary_conf(spark, sql_conf_for_tables(registry_bytes)):
-        return _apply_pending(spark, settings)
+    with MaintainerLease.reentrant(settings, "aspen apply"):
+        if not tables.table_exists(spark, settings, tables.INGEST_FILES):
+            return ApplyReport(batches=[], updates=0)
+        registry_bytes = data_bytes(settings, tables.VARIABLES)  # the Delta log via delta-rs
+        with temporary_conf(spark, sql_conf_for_tables(registry_bytes)):
+            return _apply_pending(spark, settings)
 
 
 def _apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "column_maxima", "commit_after", "data_bytes", "partition_columns", "read_table",
-    "replace_batch", "row_count", "table_columns", "table_exists", "table_version", "write_table",
+    "column_max", "column_maxima", "commit_after", "data_bytes", "exact_row_count",
+    "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
+    "table_exists", "table_version", "table_version_or_none", "write_table",
 ]
 
 
@@ -66,6 +67,18 @@ def table_version(settings: Settings, name: str) -> int:
     return _open(settings, name).version()
 
 
+def table_version_or_none(settings: Settings, name: str) -> int | None:
+    """The latest Delta version of table ``name``, or None when it does not exist.
+
+    >>> table_version_or_none(Settings(lake="/nonexistent/lake"), "updates") is None
+    True
+    """
+    try:
+        return table_version(settings, name)
+    except TableMissingError:
+        return None
+
+
 def commit_after(settings: Settings, name: str, version: int,
                  operation: str) -> dict[str, Any] | None:
     """The first commit of ``operation`` after ``version`` of table ``name`` (its commit info
@@ -93,6 +106,22 @@ def row_count(settings: Settings, name: str) -> int:
     """Rows in table ``name`` from the Delta log's file statistics (no data file is read)."""
     actions = _open(settings, name).get_add_actions(flatten=True)
     return int(sum(n for n in actions.column("num_records").to_pylist() if n is not None))
+
+
+def exact_row_count(uri: str, version: int) -> int:
+    """Rows of the Delta table at ``uri`` as of ``version``, counted exactly from the Parquet
+    files' metadata (no data page is read; unlike :func:`row_count`, which trusts the log).
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> write_table(lake, "t", pd.DataFrame({"a": [1, 2]}))
+    >>> write_table(lake, "t", pd.DataFrame({"a": [3]}), mode="append")
+    >>> exact_row_count(lake.table_uri("t"), 0), exact_row_count(lake.table_uri("t"), 1)
+    (2, 3)
+    """
+    from deltalake import DeltaTable
+
+    return int(DeltaTable(uri, version=version).to_pyarrow_dataset().count_rows())
 
 
 def data_bytes(settings: Settings, name: str) -> int:
@@ -185,7 +214,8 @@ def replace_batch(
         write_table(settings, name, data, mode="overwrite")
         return
     write_deltalake(
-        settings.table_uri(name), _arrow(data), mode="overwrite", predicate=f"batch_id = {int(batch_id)}"
+        settings.table_uri(name), _arrow(data), mode="overwrite",
+        predicate=f"batch_id = {int(batch_id)}"
     )
 
 

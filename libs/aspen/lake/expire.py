@@ -1,10 +1,10 @@
 """The TTL sweep: live instances whose ``expires_at`` has passed die, as a batch of their own.
 
-An expiry is a deletion of one insertion instance (design.md decisions 1 and 4): the sweep gives
-the due instances a new ingest batch number ``B`` and then takes the path every deletion takes —
-the base tables lose the instances, the registry records the death (``deleted_batch = B``,
-``death = 'expired'``, ``deleted_at`` = the expiry time) and the next ``maintain`` (local or Spark)
-restricts their variables to false.
+An expiry is a deletion of one insertion instance (decisions 1 and 4, docs/architecture.md):
+the sweep gives the due instances a new ingest batch number ``B`` and then takes the path every
+deletion takes — the base tables lose the instances, the registry records the death
+(``deleted_batch = B``, ``death = 'expired'``, ``deleted_at`` = the expiry time) and the next
+``maintain`` (local or Spark) restricts their variables to false.
 
 Steps, each safe to rerun after a crash:
 
@@ -16,8 +16,16 @@ Steps, each safe to rerun after a crash:
 
 A crash after 2 leaves ``B`` unapplied: the next apply marks it applied (it has no records) and
 the rerun sweeps the same instances under ``B + 1``; one after 3 leaves them live in the registry
-only, so the rerun finds them due again. The sweep and ingest must not run at the same time
-(the Airflow DAGs share a pool).
+only, so the rerun finds them due again.
+
+Leases: the sweep writes the base tables and the registry, so it holds the **maintainer lease**
+throughout (refused at once while ``aspen maintain`` or a follower holds it, as a second
+maintainer is; a follower runs the sweep itself, in its own lease); and it hands out a batch
+number in ``ingest_files``, so it also holds the **log writer lease** (:mod:`aspen.lake.lease`)
+from checking that every logged batch is applied to writing ``B``'s row — not for the apply
+itself (unless ingests keep landing) nor for steps 3–5, so an ingest waits for it briefly. If an
+ingest landed a batch between the apply and the lease, the sweep applies again first: ``B`` never
+overtakes an unapplied batch.
 
 >>> ExpireReport(batch_id=None, expired=0, now="2026-01-01T00:00:00+00:00").lines()
 ['nothing expired as of 2026-01-01T00:00:00+00:00']
@@ -29,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from aspen.errors import LakeError
 from aspen.lake import tables
 from aspen.settings import Settings
 from aspen.spark.checkpoint import checkpointed
@@ -37,6 +46,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 __all__ = ["ExpireReport", "expire_due"]
+
+#: Applies the sweep tries before the one it runs holding the log writer lease (ingests keep
+#: landing batches between an apply and the lease).
+_APPLIES_OUTSIDE_THE_LEASE = 3
 
 
 @dataclass
@@ -57,34 +70,62 @@ class ExpireReport:
                 f"({detail}); run `aspen maintain` to update the views"]
 
 
-def expire_due(spark: SparkSession, settings: Settings, now: datetime | None = None
-               ) -> ExpireReport:
-    """Kill every live instance whose TTL has passed at ``now`` (default: the current time)."""
-    from delta.tables import DeltaTable
+def expire_due(spark: SparkSession, settings: Settings, now: datetime | None = None,
+               wait: float | None = None) -> ExpireReport:
+    """Kill every live instance whose TTL has passed at ``now`` (default: the current time);
+    ``wait``: seconds to wait for the log writer lease (default
+    :data:`~aspen.lake.lease.LOG_WAIT_SECONDS`). See the module docstring."""
     from pyspark.sql import functions as F
 
-    from aspen.lake.apply import apply_pending
+    from aspen.lake.apply import apply_pending, last_applied_batch
+    from aspen.lake.lease import LOG_WAIT_SECONDS, LogWriterLease, MaintainerLease
 
     now = (now or datetime.now(UTC)).astimezone(UTC)
     stamp = now.isoformat()
-    apply_pending(spark, settings)
-    if not tables.table_exists(spark, settings, tables.VARIABLES):
-        return ExpireReport(None, 0, stamp)
-    due = checkpointed(
-        tables.read_table(spark, settings, tables.VARIABLES)
-        .where(F.col("deleted_batch").isNull() & F.col("expires_at").isNotNull()
-               & (F.col("expires_at") <= F.lit(now)))
-        .select("var", "relation", "expires_at"), spark)
-    per_relation = {r["relation"]: int(r["count"]) for r in due.groupBy("relation").count().collect()}
-    if not per_relation:
-        return ExpireReport(None, 0, stamp)
+    wait = LOG_WAIT_SECONDS if wait is None else wait
+    with MaintainerLease.reentrant(settings, "aspen expire"):
+        for attempt in range(_APPLIES_OUTSIDE_THE_LEASE + 1):
+            last_try = attempt == _APPLIES_OUTSIDE_THE_LEASE
+            if not last_try:
+                apply_pending(spark, settings)
+            with LogWriterLease.reentrant(settings, "aspen expire", wait=wait) as log:
+                if last_try:
+                    apply_pending(spark, settings)
+                files = tables.read_table(spark, settings, tables.INGEST_FILES).agg(
+                    F.max("batch_id").alias("batch"), F.max("seq_end").alias("seq")).first()
+                logged, last_seq = int(files["batch"] or 0), int(files["seq"] or 0)
+                if last_applied_batch(spark, settings) < logged:
+                    continue  # an ingest landed a batch since the apply: apply it first
+                if not tables.table_exists(spark, settings, tables.VARIABLES):
+                    return ExpireReport(None, 0, stamp)
+                due = checkpointed(
+                    tables.read_table(spark, settings, tables.VARIABLES)
+                    .where(F.col("deleted_batch").isNull() & F.col("expires_at").isNotNull()
+                           & (F.col("expires_at") <= F.lit(now)))
+                    .select("var", "relation", "expires_at"), spark)
+                per_relation = {r["relation"]: int(r["count"])
+                                for r in due.groupBy("relation").count().collect()}
+                if not per_relation:
+                    return ExpireReport(None, 0, stamp)
+                batch_id = logged + 1
+                log.check()
+                _append(spark, settings, tables.INGEST_FILES, [(
+                    f"expire@{stamp}", "", None, batch_id, last_seq + 1, last_seq, 0, 0, 0, now)])
+                break
+        else:  # pragma: no cover - the last attempt applies holding the lease: it catches up
+            raise LakeError("the TTL sweep could not catch up with the update log")
+        _kill(spark, settings, due, per_relation, batch_id)
+        expired = sum(per_relation.values())
+        _append(spark, settings, tables.APPLY_STATE, [(batch_id, now, 0, 0, expired, 0)])
+    return ExpireReport(batch_id, expired, stamp, per_relation)
 
-    files = tables.read_table(spark, settings, tables.INGEST_FILES).agg(
-        F.max("batch_id").alias("batch"), F.max("seq_end").alias("seq")).first()
-    batch_id = int(files["batch"] or 0) + 1
-    last_seq = int(files["seq"] or 0)
-    _append(spark, settings, tables.INGEST_FILES, [(
-        f"expire@{stamp}", "", None, batch_id, last_seq + 1, last_seq, 0, 0, 0, now)])
+
+def _kill(spark: SparkSession, settings: Settings, due, per_relation: dict[str, int],
+          batch_id: int) -> None:
+    """Steps 3 and 4: the due instances leave the base tables and die in the registry."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
     for relation in per_relation:
         (DeltaTable.forPath(spark, settings.table_uri(relation)).alias("t")
          .merge(due.where(F.col("relation") == relation).alias("s"), "t.var = s.var")
@@ -96,9 +137,6 @@ def expire_due(spark: SparkSession, settings: Settings, now: datetime | None = N
      .whenMatchedUpdate(set={"deleted_batch": "s.deleted_batch", "deleted_at": "s.deleted_at",
                              "death": "'expired'"})
      .execute())
-    expired = sum(per_relation.values())
-    _append(spark, settings, tables.APPLY_STATE, [(batch_id, now, 0, 0, expired, 0)])
-    return ExpireReport(batch_id, expired, stamp, per_relation)
 
 
 def _append(spark: SparkSession, settings: Settings, name: str, rows: list[tuple]) -> None:

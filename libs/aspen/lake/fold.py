@@ -2,7 +2,7 @@
 
 Pure Python and pandas: :func:`fold_sorted` runs inside ``mapInPandas`` on the executors over
 partitions sorted by key, folding many keys per call; :func:`fold_key` folds one key's frame
-(unit tests, without Spark). Semantics (design.md decision 4, docs/decisions.md):
+(unit tests, without Spark). Semantics (decision 4, docs/architecture.md):
 
 - insert of a key with no live instance → a new instance, variable ``v{seq}``;
 - insert of a live key with the same values → renewal: a new instance beside the old ones;

@@ -17,7 +17,20 @@ crashed before its marker are deleted, then the batch is appended again. So:
 - readers that must not see uncommitted rows (``apply``) only read batches listed in
   ``ingest_files``.
 
-A single writer per lake is assumed (Delta on a local file system has no multi-writer safety).
+One log writer at a time
+------------------------
+Batch ids and seq numbers come from the committed state, so two ingests reading it at once
+would hand out the same ones. An ingest therefore validates its files first, then takes the
+lake's **log writer lease** (:class:`~aspen.lake.lease.LogWriterLease`, which the TTL sweep
+takes too) and only then reads the committed state, writes and commits. A second ingest waits
+for the lease (``wait`` seconds, 120 by default, then one line: "waited 120 s: the lake's
+update log is being written by …"). The maintainer lease is not involved: a follower
+maintaining the lake never blocks an ingest. Before each append the ingest checks it still
+holds the lease, so one whose lease was taken (it stalled past the lease's lifetime) stops
+before its commit marker, and the next ingest replaces what it wrote.
+
+One bad record never fails the call: validation turns whatever goes wrong in a record into a
+quarantine row (:func:`~aspen.lake.validation.validate_file`).
 
 >>> guess_format("updates/day1.JSONL")
 'jsonl'
@@ -33,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
 from aspen.lake import tables
+from aspen.lake.lease import LOG_WAIT_SECONDS, Lease, LogWriterLease
 from aspen.lake.validation import FileValidation, validate_file
 from aspen.settings import Settings
 
@@ -50,10 +64,10 @@ FORMATS: dict[str, str] = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "json
 def guess_format(path: str | Path) -> str:
     """The format of an update file from its suffix (``jsonl`` or ``csv``).
 
-    >>> guess_format("a.txt")
+    >>> guess_format("a.txt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    aspen.errors.ConfigError: a.txt: unsupported file type '.txt'; update files are .jsonl, .json, .ndjson or .csv
+    aspen.errors.ConfigError: a.txt: unsupported file type '.txt'; update files are .jsonl, ...
     """
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
@@ -161,7 +175,8 @@ def _read_inputs(paths: list[str | Path]) -> list[_Input]:
     return inputs
 
 
-def _committed(spark: SparkSession, settings: Settings) -> tuple[dict[tuple[str, str], int], int, int]:
+def _committed(spark: SparkSession, settings: Settings
+               ) -> tuple[dict[tuple[str, str], int], int, int]:
     """(source, sha256) → batch of committed files; last batch id; last seq."""
     rows = (
         tables.read_table(spark, settings, tables.INGEST_FILES)
@@ -196,19 +211,39 @@ def _append(spark: SparkSession, settings: Settings, name: str, rows: list[tuple
     frame.write.format("delta").mode("append").save(settings.table_uri(name))
 
 
+def _command(inputs: list[_Input]) -> str:
+    """How the lease names this ingest: ``aspen ingest`` and its first file."""
+    more = f" (+{len(inputs) - 1} more)" if len(inputs) > 1 else ""
+    return f"aspen ingest {inputs[0].report.source}{more}"
+
+
 def ingest_files(
-    spark: SparkSession, settings: Settings, paths: list[str | Path]
+    spark: SparkSession, settings: Settings, paths: list[str | Path],
+    wait: float = LOG_WAIT_SECONDS,
 ) -> IngestReport:
     """Validate ``paths`` and append them as one new ingest batch; see the module docstring.
 
     Raises :class:`~aspen.errors.ConfigError` (one line) for a missing file or an unknown suffix,
-    before anything is written.
+    and :class:`~aspen.errors.LakeError` when another writer held the update log for ``wait``
+    seconds, before anything is written.
 
     >>> report = ingest_files(spark, Settings(lake="/tmp/lake"), ["day1.jsonl"])  # doctest: +SKIP
     >>> report.batch_id  # doctest: +SKIP
     1
     """
     inputs = _read_inputs(paths)
+    checked: dict[tuple[str, str], FileValidation] = {}
+    for item in inputs:  # on the driver, before the lease: the lease is held for writing only
+        content_key = (item.report.source, item.report.sha256)
+        if content_key not in checked:
+            checked[content_key] = validate_file(item.data, item.fmt)
+    with LogWriterLease.reentrant(settings, _command(inputs), wait=wait) as lease:
+        return _ingest(spark, settings, inputs, checked, lease)
+
+
+def _ingest(spark: SparkSession, settings: Settings, inputs: list[_Input],
+            checked: dict[tuple[str, str], FileValidation], lease: Lease) -> IngestReport:
+    """The part of :func:`ingest_files` that holds the log writer lease."""
     done, last_batch, last_seq = _committed(spark, settings)
 
     fresh: list[_Input] = []
@@ -232,34 +267,36 @@ def ingest_files(
     file_rows: list[tuple] = []
     seq = last_seq
     for item in fresh:
-        checked: FileValidation = validate_file(item.data, item.fmt)
         report = item.report
+        validation = checked[(report.source, report.sha256)]
         report.batch_id = batch_id
         report.seq_start = seq + 1
-        for line, record in checked.records:
+        for line, record in validation.records:
             seq += 1
             update_rows.append((
                 batch_id, seq, report.source, line, record.op, record.relation, record.src,
                 record.dst, record.cost, record.id, record.x, record.y, record.region,
                 record.ttl_s, record.event_time, ingested_at,
             ))
-        for rejection in checked.rejections:
+        for rejection in validation.rejections:
             quarantine_rows.append((
                 batch_id, report.source, rejection.line, rejection.raw, rejection.reason,
                 rejection.code, ingested_at,
             ))
         report.seq_end = seq
-        report.valid = len(checked.records)
-        report.quarantined = len(checked.rejections)
-        report.blank = checked.blank
-        report.reasons = checked.reason_counts()
+        report.valid = len(validation.records)
+        report.quarantined = len(validation.rejections)
+        report.blank = validation.blank
+        report.reasons = validation.reason_counts()
         file_rows.append((
             report.source, report.sha256, report.path, batch_id, report.seq_start, report.seq_end,
             report.valid, report.quarantined, report.blank, ingested_at,
         ))
 
+    lease.check()
     _drop_uncommitted(spark, settings, batch_id)
-    _append(spark, settings, tables.UPDATES, update_rows)
-    _append(spark, settings, tables.QUARANTINE, quarantine_rows)
-    _append(spark, settings, tables.INGEST_FILES, file_rows)  # the commit marker: last
+    for name, rows in ((tables.UPDATES, update_rows), (tables.QUARANTINE, quarantine_rows),
+                       (tables.INGEST_FILES, file_rows)):  # the commit marker: last
+        lease.check()  # a writer that lost the lease stops before its marker
+        _append(spark, settings, name, rows)
     return IngestReport(batch_id, [item.report for item in inputs])

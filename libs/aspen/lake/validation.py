@@ -4,31 +4,59 @@ One raw record (a JSON line, or a CSV row as a dict of cells) becomes either a n
 :class:`UpdateRecord` or an :class:`~aspen.errors.InvalidRecordError` whose ``reason`` a person can
 act on and whose ``code`` names the kind of problem (for counts and dashboards).
 
-Rules (design.md "Update records"):
+Rules ("Update records", docs/architecture.md):
 
 - ``op`` is ``insert`` or ``delete``; ``relation`` is one of ``link``, ``sensor``, ``triggered``,
   ``region_seed``; both are required.
 - An insert carries the tuple's values, a delete only the tuple's key:
   ``link`` insert ``src, dst, cost`` / delete ``src, dst``; ``sensor`` insert ``id, x, y`` /
   delete ``id``; ``triggered`` insert/delete ``id``; ``region_seed`` insert/delete ``region, id``.
-  **A delete carrying non-key values (e.g. a link delete with ``cost``) is rejected**: a delete kills
-  every live instance of the key, and a value there would suggest it only kills matching ones.
+  **A delete carrying non-key values (e.g. a link delete with ``cost``) is rejected**: a delete
+  kills every live instance of the key, and a value there would suggest it only kills matching
+  ones.
 - Optional on every record: ``event_time`` (ISO 8601; no zone means UTC). Optional on inserts only:
   ``ttl_s`` (finite, ≥ 0 seconds); a delete with a ``ttl_s`` is rejected.
-- Ids (``src``, ``dst``, ``id``, ``region``) are non-empty strings; ``cost`` is a finite number ≥ 0;
-  ``x``/``y`` are finite numbers. JSON values keep their JSON type (``"id": 5`` and
+- Ids (``src``, ``dst``, ``id``, ``region``) are non-empty strings; ``cost`` is a finite number
+  ≥ 0; ``x``/``y`` are finite numbers. JSON values keep their JSON type (``"id": 5`` and
   ``"cost": "2"`` are rejected); CSV cells are text and are converted. A JSON ``null`` or an empty
   CSV cell counts as absent.
 - Unknown fields are rejected (a misspelt ``ttl`` would otherwise be silently ignored).
+
+Bounds: what maintenance can hold
+---------------------------------
+Apply computes ``expires_at = event_time + ttl_s`` in pandas, whose timestamps are nanoseconds
+since 1970 (1677-09-21 … 2262-04-11) and whose timedeltas end at about 292 years; the JVM keeps
+every id in memory. So a record is accepted only inside these bounds, each with its own code:
+
+- ``event_time`` in [:data:`EARLIEST_EVENT_TIME`, :data:`LATEST_EVENT_TIME`) = [1970-01-01,
+  2200-01-01) UTC (``event_time_out_of_range``; also a time whose UTC conversion overflows,
+  such as ``9999-12-31T23:59:59-05:00``); no update stream predates the Unix epoch;
+- ``ttl_s`` ≤ :data:`MAX_TTL_SECONDS` (ten years; ``ttl_out_of_range``), so the latest expiry,
+  2210, stays well inside pandas' range (and ``ttl_s`` 0 stays valid: due at once);
+- ``|cost|``, ``|x|``, ``|y|`` ≤ :data:`MAX_MAGNITUDE` = 1e15 (``number_out_of_range``): path
+  sums and distances stay far from overflow (a number too large even for a float, too);
+- ids at most :data:`MAX_ID_LENGTH` = 256 characters (``id_too_long``) and free of control
+  characters (Unicode category Cc: NUL, tab, newline, DEL …) and unpaired surrogates (which no
+  UTF-8 table can store) (``id_bad_character``): ids are shown in tables, paths and the CLI;
+- a line at most :data:`MAX_LINE_BYTES` = 1 MiB (``record_too_long``; its ``raw`` keeps the
+  first :data:`RAW_KEPT_CHARS` characters, the source file keeps the rest);
+- JSON nested deeper than Python's parser recurses (``json_too_deep``) and integers longer than
+  Python's int limit, 4300 digits (``number_too_long``), are rejected, not fatal.
+
+Nothing in one record can fail a file: any other exception while reading a record quarantines it
+as ``unreadable_record`` with the exception's type in the reason.
 
 Files: a UTF-8 byte-order mark at the start is dropped; blank lines are skipped and counted; a
 line that is not UTF-8 is rejected; a CSV file's first non-blank line is its header and a row with
 a different number of cells is rejected. Quoted CSV cells cannot span lines.
 
+Every reason code, in :data:`REASON_CODES`.
+
 >>> validate_json_line('{"op":"insert","relation":"link","src":"a","dst":"b","cost":2}', line=1).key
 ('a', 'b')
 >>> try:
-...     validate_json_line('{"op":"insert","relation":"link","src":"a","dst":"b","cost":-3}', line=7)
+...     validate_json_line('{"op":"insert","relation":"link","src":"a","dst":"b","cost":-3}',
+...                        line=7)
 ... except InvalidRecordError as err:
 ...     print(err.reason)
 line 7: link insert has cost -3.0; cost must be a finite number ≥ 0
@@ -39,6 +67,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,6 +80,14 @@ __all__ = [
     "OPS",
     "RELATIONS",
     "FIELDS",
+    "REASON_CODES",
+    "EARLIEST_EVENT_TIME",
+    "LATEST_EVENT_TIME",
+    "MAX_TTL_SECONDS",
+    "MAX_MAGNITUDE",
+    "MAX_ID_LENGTH",
+    "MAX_LINE_BYTES",
+    "RAW_KEPT_CHARS",
     "UpdateRecord",
     "Rejection",
     "FileValidation",
@@ -80,6 +118,57 @@ FIELDS: tuple[str, ...] = (
 
 _ISO_EXAMPLE = "2026-01-01T12:00:00Z"
 
+#: The accepted ``event_time`` range, [earliest, latest): inside pandas' nanosecond timestamps
+#: (1677–2262) with room for :data:`MAX_TTL_SECONDS` after the latest.
+EARLIEST_EVENT_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_EVENT_TIME = datetime(2200, 1, 1, tzinfo=UTC)
+#: The longest ``ttl_s``: ten years of 365.25 days (pandas' timedeltas end at about 292 years).
+MAX_TTL_SECONDS = 10 * 365.25 * 86400.0
+#: The largest ``|cost|``, ``|x|``, ``|y|``.
+MAX_MAGNITUDE = 1e15
+#: The longest id (``src``, ``dst``, ``id``, ``region``), in characters.
+MAX_ID_LENGTH = 256
+#: The longest line, in bytes (an update record is about a hundred).
+MAX_LINE_BYTES = 1 << 20
+#: Characters of an over-long line kept as its quarantine ``raw``.
+RAW_KEPT_CHARS = 1024
+#: Characters of a rejected value quoted in a reason.
+_QUOTED_CHARS = 60
+#: Control characters (Unicode category Cc) and unpaired surrogates (category Cs).
+_BAD_ID_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+#: Every quarantine reason code and the rule it names.
+REASON_CODES: dict[str, str] = {
+    "bad_encoding": "the line is not UTF-8 text",
+    "record_too_long": f"the line is longer than {MAX_LINE_BYTES} bytes",
+    "malformed_json": "the line is not JSON",
+    "json_too_deep": "the JSON is nested too deeply to read",
+    "number_too_long": f"a JSON integer has more than {sys.get_int_max_str_digits() or 4300} "
+                       "digits",
+    "not_an_object": "the JSON is not an object",
+    "csv_syntax": "the CSV row cannot be read",
+    "csv_header": "the CSV header repeats a column",
+    "csv_column_count": "the CSV row has another number of cells than the header",
+    "missing_field": "a required field (op, relation, or one the relation needs) is absent",
+    "unknown_op": "op is not insert or delete",
+    "unknown_relation": "relation is not link, sensor, triggered or region_seed",
+    "unknown_field": "a field Aspen does not know",
+    "field_not_allowed": "a known field this op and relation do not take",
+    "ttl_on_delete": "a delete with ttl_s",
+    "wrong_type": "a value of the wrong JSON type, or a CSV cell that is not a number",
+    "empty_string": "an empty id",
+    "id_too_long": f"an id longer than {MAX_ID_LENGTH} characters",
+    "id_bad_character": "an id with a control character or an unpaired surrogate",
+    "bad_cost": "cost not finite or < 0",
+    "bad_number": "x or y not finite",
+    "number_out_of_range": f"|cost|, |x| or |y| above {MAX_MAGNITUDE:g}",
+    "bad_ttl": "ttl_s not finite or < 0",
+    "ttl_out_of_range": f"ttl_s above {MAX_TTL_SECONDS:g} s (ten years)",
+    "bad_event_time": "event_time not an ISO 8601 timestamp",
+    "event_time_out_of_range": "event_time before 1970-01-01 or from 2200-01-01 UTC on",
+    "unreadable_record": "any other failure to read the record (the reason names it)",
+}
+
 
 @dataclass(frozen=True)
 class UpdateRecord:
@@ -104,7 +193,8 @@ class UpdateRecord:
 
     @property
     def values(self) -> tuple:
-        """The tuple values (``BaseFact.values`` layout); ``None`` for the non-key parts of a delete."""
+        """The tuple values (``BaseFact.values`` layout); ``None`` for the non-key parts of a
+        delete."""
         key_fields, other_fields = RELATIONS[self.relation]
         return tuple(getattr(self, name) for name in key_fields + other_fields)
 
@@ -159,16 +249,35 @@ def _shape(relation: str, op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return key_fields, ("event_time",)
 
 
+def _clip(text: str) -> str:
+    """``text`` cut to a length a reason can quote.
+
+    >>> _clip("x" * 100)[-20:]
+    'xx… (100 characters)'
+    """
+    if len(text) <= _QUOTED_CHARS:
+        return text
+    return f"{text[:_QUOTED_CHARS]}… ({len(text)} characters)"
+
+
+def _quoted(value: str) -> str:
+    """``value`` as a reason quotes it: its repr (control characters escaped), clipped."""
+    return _clip(repr(value))
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"{json.dumps(value)} (a boolean)"
     if isinstance(value, str):
-        return f"{value!r} (a string)"
+        return f"{_quoted(value)} (a string)"
+    if isinstance(value, int) and abs(value) >= 10 ** _QUOTED_CHARS:
+        return f"an integer of {len(str(abs(value)))} digits (a number)"
     if isinstance(value, int | float):
         return f"{value!r} (a number)"
     if value is None:
         return "null"
-    return f"{json.dumps(value)} (a {'list' if isinstance(value, list) else 'JSON object'})"
+    kind = "list" if isinstance(value, list) else "JSON object"
+    return f"{_clip(json.dumps(value))} (a {kind})"
 
 
 def _number(name: str, value: Any, what: str, from_text: bool, line: int | None) -> float:
@@ -176,21 +285,33 @@ def _number(name: str, value: Any, what: str, from_text: bool, line: int | None)
         "cost": "cost must be a finite number ≥ 0",
         "ttl_s": "ttl_s must be a finite number of seconds ≥ 0",
     }.get(name, f"{name} must be a finite number")
+    if name == "ttl_s":
+        bound, range_code = MAX_TTL_SECONDS, "ttl_out_of_range"
+        range_rule = f"ttl_s must be at most {MAX_TTL_SECONDS:.0f} seconds (ten years)"
+    else:
+        bound, range_code = MAX_MAGNITUDE, "number_out_of_range"
+        range_rule = f"|{name}| must be at most {MAX_MAGNITUDE:g}"
     if from_text:
         try:
             number = float(value)
         except ValueError:
-            reason = f"{what} has {name} {value!r} (not a number); {rule}"
+            reason = f"{what} has {name} {_quoted(value)} (not a number); {rule}"
             raise invalid("wrong_type", reason, line) from None
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise invalid("wrong_type", f"{what} has {name} {_describe(value)}; {rule}", line)
     else:
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond every float
+            reason = f"{what} has {name} {_describe(value)}; {range_rule}"
+            raise invalid(range_code, reason, line) from None
     code = {"cost": "bad_cost", "ttl_s": "bad_ttl"}.get(name, "bad_number")
     if not math.isfinite(number):
         raise invalid(code, f"{what} has {name} {number!r}; {rule}", line)
     if name in ("cost", "ttl_s") and number < 0:
         raise invalid(code, f"{what} has {name} {number!r}; {rule}", line)
+    if abs(number) > bound:
+        raise invalid(range_code, f"{what} has {name} {number!r}; {range_rule}", line)
     return number
 
 
@@ -200,6 +321,16 @@ def _identifier(name: str, value: Any, what: str, line: int | None) -> str:
         raise invalid("wrong_type", f"{what} has {name} {_describe(value)}; {rule}", line)
     if not value.strip():
         raise invalid("empty_string", f"{what} has an empty {name}; {rule}", line)
+    if len(value) > MAX_ID_LENGTH:
+        raise invalid("id_too_long", f"{what} has a {name} of {len(value)} characters; ids are "
+                      f"at most {MAX_ID_LENGTH} characters", line)
+    bad = _BAD_ID_CHARACTER.search(value)
+    if bad is not None:
+        char = bad.group()
+        kind = "an unpaired surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+        raise invalid("id_bad_character", f"{what} has {name} {_quoted(value)} with {kind} "
+                      f"(U+{ord(char):04X}) at position {bad.start()}; ids hold no control "
+                      "characters or unpaired surrogates", line)
     return value
 
 
@@ -210,10 +341,18 @@ def _timestamp(value: Any, what: str, line: int | None) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise invalid("bad_event_time", f"{what} has event_time {value!r}; {rule}", line) from None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+        reason = f"{what} has event_time {_quoted(value)}; {rule}"
+        raise invalid("bad_event_time", reason, line) from None
+    range_rule = (f"event_time must be from {EARLIEST_EVENT_TIME:%Y-%m-%d} up to (not including) "
+                  f"{LATEST_EVENT_TIME:%Y-%m-%d} UTC")
+    try:
+        moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-05:00 is in the year 10000 in UTC
+        moment = None
+    if moment is None or not EARLIEST_EVENT_TIME <= moment < LATEST_EVENT_TIME:
+        reason = f"{what} has event_time {_quoted(value)}; {range_rule}"
+        raise invalid("event_time_out_of_range", reason, line)
+    return moment
 
 
 def validate_record(
@@ -226,9 +365,10 @@ def validate_record(
     >>> validate_record({"op": "delete", "relation": "sensor", "id": "s7"}).key
     ('s7',)
     >>> validate_record({"op": "delete", "relation": "link", "src": "a"}, line=2)
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    aspen.errors.InvalidRecordError: line 2: link delete is missing dst; a link delete needs src, dst (optional: event_time)
+    aspen.errors.InvalidRecordError: line 2: link delete is missing dst; a link delete needs ...
     """
     present = {
         name: value
@@ -237,7 +377,8 @@ def validate_record(
     }
     for name in ("op", "relation"):
         if name not in present:
-            raise invalid("missing_field", f"missing {name}; every record needs op and relation", line)
+            reason = f"missing {name}; every record needs op and relation"
+            raise invalid("missing_field", reason, line)
     op, relation = present["op"], present["relation"]
     if not isinstance(op, str) or op not in OPS:
         shown = _describe(op) if not isinstance(op, str) else repr(op)
@@ -262,9 +403,8 @@ def validate_record(
         if name in ("op", "relation") or name in required or name in optional:
             continue
         if name == "ttl_s" and op == "delete":
-            raise invalid(
-                "ttl_on_delete", f"{what} has ttl_s; only inserts expire, a delete takes no ttl_s", line
-            )
+            reason = f"{what} has ttl_s; only inserts expire, a delete takes no ttl_s"
+            raise invalid("ttl_on_delete", reason, line)
         raise invalid("field_not_allowed", f"{what} does not take {name}; {needs}", line)
     for name in required:
         if name not in present:
@@ -286,10 +426,10 @@ def validate_record(
 def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
     """Validate one JSON Lines line (one JSON object).
 
-    >>> validate_json_line('[1]', line=4)
+    >>> validate_json_line('[1]', line=4)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    aspen.errors.InvalidRecordError: line 4: expected a JSON object, got a list; each line must be one JSON object
+    aspen.errors.InvalidRecordError: line 4: expected a JSON object, got a list; each line ...
     """
     try:
         parsed = json.loads(text)
@@ -299,14 +439,25 @@ def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
             f"malformed JSON ({err.msg} at column {err.colno}); each line must be one JSON object",
             line,
         ) from None
+    except RecursionError:
+        raise invalid(
+            "json_too_deep",
+            "JSON nested too deeply to read; each line must be one flat JSON object", line,
+        ) from None
+    except ValueError as err:  # Python's limit on the digits of an int literal
+        if "digits" not in str(err):
+            raise
+        raise invalid(
+            "number_too_long",
+            f"a JSON integer has more than {sys.get_int_max_str_digits()} digits; numbers are "
+            f"at most {MAX_MAGNITUDE:g}", line,
+        ) from None
     if not isinstance(parsed, dict):
         kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
             type(parsed), "a number"
         )
-        raise invalid(
-            "not_an_object", f"expected a JSON object, got {kind}; each line must be one JSON object",
-            line,
-        )
+        reason = f"expected a JSON object, got {kind}; each line must be one JSON object"
+        raise invalid("not_an_object", reason, line)
     return validate_record(parsed, line=line)
 
 
@@ -315,7 +466,8 @@ def validate_csv_row(
 ) -> UpdateRecord:
     """Validate one CSV row against its file's header.
 
-    >>> validate_csv_row(["insert", "sensor", "s1", "1.5", "2"], ["op", "relation", "id", "x", "y"]).x
+    >>> header = ["op", "relation", "id", "x", "y"]
+    >>> validate_csv_row(["insert", "sensor", "s1", "1.5", "2"], header).x
     1.5
     """
     if len(cells) != len(header):
@@ -351,23 +503,33 @@ def _lines(data: bytes) -> Iterator[tuple[int, str | None, bytes]]:
 
 
 def validate_file(data: bytes, fmt: str) -> FileValidation:
-    """Validate a whole file's bytes; ``fmt`` is ``"jsonl"`` or ``"csv"``.
+    """Validate a whole file's bytes; ``fmt`` is ``"jsonl"`` or ``"csv"``. No record can make
+    it raise: whatever goes wrong reading one becomes that record's rejection.
 
-    >>> out = validate_file(b'{"op":"insert","relation":"triggered","id":"s1"}\\n\\n{"op":1}\\n', "jsonl")
+    >>> text = b'{"op":"insert","relation":"triggered","id":"s1"}\\n\\n{"op":1}\\n'
+    >>> out = validate_file(text, "jsonl")
     >>> len(out.records), out.blank, out.reason_counts()
     (1, 1, {'missing_field': 1})
+    >>> validate_file(b"[" * 100000, "jsonl").reason_counts()
+    {'json_too_deep': 1}
     """
     if fmt not in ("jsonl", "csv"):
         raise ValueError(f"fmt must be 'jsonl' or 'csv', got {fmt!r}")
     result = FileValidation()
     header: list[str] | None = None
     for number, text, chunk in _lines(data):
+        if len(chunk) > MAX_LINE_BYTES:
+            kept = chunk[:4 * RAW_KEPT_CHARS].decode("utf-8", errors="replace")[:RAW_KEPT_CHARS]
+            result.rejections.append(Rejection(
+                number, kept + "…",
+                f"line {number}: {len(chunk)} bytes long; a line is at most {MAX_LINE_BYTES} "
+                f"bytes (the quarantine keeps its first {RAW_KEPT_CHARS} characters)",
+                "record_too_long"))
+            continue
         if text is None:
             raw = chunk.decode("utf-8", errors="replace")
-            result.rejections.append(
-                Rejection(number, raw, f"line {number}: not valid UTF-8 text; save the file as UTF-8",
-                          "bad_encoding")
-            )
+            reason = f"line {number}: not valid UTF-8 text; save the file as UTF-8"
+            result.rejections.append(Rejection(number, raw, reason, "bad_encoding"))
             continue
         if not text.strip():
             result.blank += 1
@@ -389,6 +551,12 @@ def validate_file(data: bytes, fmt: str) -> FileValidation:
             result.rejections.append(
                 Rejection(number, text, f"line {number}: unreadable CSV row ({err})", "csv_syntax")
             )
+            continue
+        except Exception as err:  # noqa: BLE001 - one record never fails its file
+            result.rejections.append(Rejection(
+                number, text,
+                f"line {number}: could not be read ({type(err).__name__}: {_clip(str(err))})",
+                "unreadable_record"))
             continue
         result.records.append((number, record))
     return result

@@ -40,7 +40,8 @@ def repo_root() -> Path:
     root = Path(__file__).resolve().parents[3]
     if not (root / "dags" / "aspen_pipeline.py").is_file():
         raise ConfigError(
-            "the DAG folder is not next to the aspen package; run the demo from the repository checkout"
+            "the DAG folder is not next to the aspen package; "
+            "run the demo from the repository checkout"
         )
     return root
 
@@ -65,7 +66,8 @@ def run_pipeline_once(
     bindir = Path(sys.executable).parent
     with log.open("w") as out:
         migrated = subprocess.run(
-            [str(bindir / "airflow"), "db", "migrate"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [str(bindir / "airflow"), "db", "migrate"], env=env, stdout=out,
+            stderr=subprocess.STDOUT
         )
         if migrated.returncode != 0:
             raise SetupError(f"`airflow db migrate` failed; see {log}")
@@ -78,7 +80,8 @@ def run_pipeline_once(
     with log.open("a") as out:
         out.write(run.stdout)
     states = next(
-        (json.loads(line[len("TASK-STATES "):]) for line in out_lines if line.startswith("TASK-STATES ")),
+        (json.loads(line[len("TASK-STATES "):]) for line in out_lines
+         if line.startswith("TASK-STATES ")),
         None,
     )
     if states is None:

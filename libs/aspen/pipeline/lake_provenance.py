@@ -17,9 +17,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen.catalog import VIEW_COLUMNS, VIEWS, check_view
 from aspen.errors import ConfigError, UnknownKeyError
 from aspen.lake.deltars import read_table, table_exists
-from aspen.pipeline.view_tables import VIEW_COLUMNS, VIEW_NAMES, check_view, row_to_tuple
+from aspen.pipeline.view_tables import row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
 
@@ -39,7 +40,8 @@ BASE_KEYS: dict[str, tuple[str, ...]] = {
     "node": ("id",),  # every link into or out of a node
 }
 #: Views whose tuples carry a formula that explanations can use.
-PROVENANCE_VIEWS = ("reachable", "cheapest_path", "fewest_hops", "min_cost", "min_hops", "active_region")
+PROVENANCE_VIEWS = ("reachable", "cheapest_path", "fewest_hops", "min_cost", "min_hops",
+                    "active_region")
 
 
 def parse_base_ref(text: str) -> tuple[str, tuple[str, ...]]:
@@ -47,7 +49,8 @@ def parse_base_ref(text: str) -> tuple[str, tuple[str, ...]]:
     relation, _, rest = text.partition(":")
     if relation not in BASE_KEYS:
         raise ConfigError(
-            f"cannot read {text!r}: expected RELATION:KEY with RELATION one of {', '.join(BASE_KEYS)}"
+            f"cannot read {text!r}: expected RELATION:KEY with RELATION one of "
+            f"{', '.join(BASE_KEYS)}"
         )
     key = tuple(rest.split(":")) if rest else ()
     if len(key) != len(BASE_KEYS[relation]) or not all(key):
@@ -99,7 +102,8 @@ class LakeProvenance:
             values = list(values.values())
         if row["relation"] == "link":
             return f"link({values[0]}→{values[1]})"
-        return f"{row['relation']}({','.join(str(v) for v in values[: len(BASE_KEYS[row['relation']])])})"
+        key = values[: len(BASE_KEYS[row["relation"]])]
+        return f"{row['relation']}({','.join(str(v) for v in key)})"
 
     def live_vars_of(self, relation: str, key: tuple[str, ...]) -> set[str]:
         """The live variables of a base tuple named on the command line."""
@@ -145,7 +149,8 @@ class LakeProvenance:
         """
         columns = VIEW_COLUMNS[check_view(view)]
         if len(key) > len(columns):
-            raise ConfigError(f"{view} has {len(columns)} attributes ({', '.join(columns)}); got {len(key)}")
+            raise ConfigError(
+                f"{view} has {len(columns)} attributes ({', '.join(columns)}); got {len(key)}")
         if view in self._formulas:
             found = {t: f for t, f in self._formulas[view].items()
                      if tuple(str(v) for v in t[: len(key)]) == key}
@@ -165,7 +170,8 @@ class LakeProvenance:
         from aspen.provenance.explain import minimal_witnesses
 
         if view not in PROVENANCE_VIEWS:
-            raise ConfigError(f"{view} carries no provenance to explain; try one of {', '.join(PROVENANCE_VIEWS)}")
+            raise ConfigError(f"{view} carries no provenance to explain; "
+                              f"try one of {', '.join(PROVENANCE_VIEWS)}")
         out = []
         for values, formula in self.matching(view, key).items():
             # witnesses and critical tuples are shown per base *tuple*: the instances (variables)
@@ -194,12 +200,13 @@ class LakeProvenance:
             )
         return out
 
-    def what_if(self, deleted: set[str], views: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
+    def what_if(self, deleted: set[str],
+                views: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
         """Per view, the tuples that would disappear if the ``deleted`` variables died."""
         from aspen.provenance.explain import build_var_index, what_if
 
         lost: dict[str, list[tuple]] = {}
-        for view in views or tuple(v for v in VIEW_NAMES if v in PROVENANCE_VIEWS):
+        for view in views or tuple(v for v in VIEWS if v in PROVENANCE_VIEWS):
             if not table_exists(self.settings, view):
                 continue
             formulas = self.formulas(view)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["dag_arguments", "lake_param", "run_spark_job", "schedule_from_env",
-           "spark_submit_command"]
+           "skip_while_followed", "spark_submit_command"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -88,6 +88,24 @@ def lake_param(params: dict) -> str:
 
     lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
     return Settings(lake=lake).lake_uri
+
+
+def skip_while_followed(lake: str, why: str) -> None:
+    """Skip the Airflow task (``AirflowSkipException``, its reason in the task log) while a
+    follower holds the lake's maintainer lease: the task would be refused, and ``why`` says
+    who does its work instead.
+
+    >>> skip_while_followed("/nonexistent/lake", "the follower does it")  # no follower: returns
+    """
+    from aspen.lake.lease import live_follower
+    from aspen.settings import Settings
+
+    follower = live_follower(Settings(lake=lake))
+    if follower is not None:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        raise AirflowSkipException(f"a follower holds the lake's maintainer lease "
+                                   f"({follower.describe()}): {why}")
 
 
 def schedule_from_env(variable: str, default: str) -> str | None:

@@ -8,7 +8,8 @@ time travel), so a rerun starts from exactly the committed state. Tables keyed b
 
 >>> from aspen.settings import Settings
 >>> last_committed(Settings(lake="/nonexistent/lake"))
-LedgerEntry(batch_id=0, through_ingest_batch=-1, runtime='', partitions=0, mode='', table_versions={})
+LedgerEntry(batch_id=0, through_ingest_batch=-1, runtime='', partitions=0, mode='', \
+table_versions={})
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from aspen.lake.deltars import read_table, table_exists, table_version, write_table
-from aspen.pipeline.lease import check_held
+from aspen.lake.lease import check_held
 from aspen.settings import Settings
 
 __all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed", "restore_uncommitted"]
@@ -69,8 +70,8 @@ def commit(
 ) -> None:
     """Append the ledger row of ``entry``, recording the current version of each of ``tables``
     (those the batch wrote): the batch is committed from now on. A maintainer that entered the
-    lake's lease and lost it since raises :class:`~aspen.pipeline.lease.LostLeaseError` here and
-    never commits (:func:`~aspen.pipeline.lease.check_held`)."""
+    lake's lease and lost it since raises :class:`~aspen.lake.lease.LostLeaseError` here and
+    never commits (:func:`~aspen.lake.lease.check_held`)."""
     import pandas as pd
 
     check_held(settings)

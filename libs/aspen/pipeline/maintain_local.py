@@ -5,7 +5,7 @@ One maintained batch:
 1. apply every ingested batch to the base tables (Spark, Delta MERGE) — :mod:`aspen.lake.apply`;
 2. load the engine state of the last committed batch (or start empty);
 3. turn the registry's births and deaths since then into an engine :class:`Batch` and apply it;
-4. flush MinShip buffers so that published provenance is complete (docs/decisions.md);
+4. flush MinShip buffers so that published provenance is complete;
 5. write every view table (overwrite from the engine state), the metrics rows and the new engine
    state, keyed by batch id; then append the ledger row, last.
 
@@ -19,15 +19,16 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aspen.catalog import VIEWS
 from aspen.errors import ConfigError, EngineError
 from aspen.lake.deltars import read_table, replace_batch, table_exists, write_table
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import batch_between
-from aspen.pipeline.view_tables import VIEW_NAMES, view_frame
+from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
-    from aspen.engine.runtime import LocalRuntime
+    from aspen.runtime.local import LocalRuntime
 
 __all__ = ["ENGINE_STATE", "METRICS", "MaintainReport", "load_runtime", "maintain_local",
            "write_metrics"]
@@ -54,13 +55,14 @@ class MaintainReport:
     def lines(self) -> list[str]:
         """Human-readable summary lines."""
         if self.nothing_to_do:
-            return [f"nothing new since batch {self.batch_id} (ingest batch {self.through_ingest_batch})"]
+            return [f"nothing new since batch {self.batch_id} "
+                    f"(ingest batch {self.through_ingest_batch})"]
         out = [
             f"batch {self.batch_id}: through ingest batch {self.through_ingest_batch}, "
             f"{self.inserted_vars} instances inserted, {self.deleted_vars} deleted, "
             f"{self.seconds:.2f} s"
         ]
-        for view in VIEW_NAMES:
+        for view in VIEWS:
             if view in self.view_sizes:
                 ins, dels = self.view_changes.get(view, (0, 0))
                 out.append(f"  {view:<24} {self.view_sizes[view]:>7} rows  (+{ins} −{dels})")
@@ -69,7 +71,7 @@ class MaintainReport:
 
 def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> LocalRuntime | None:
     """The engine state committed with ``entry``, or None on a fresh lake."""
-    from aspen.engine.runtime import LocalRuntime
+    from aspen.runtime.local import LocalRuntime
 
     if entry.batch_id == 0 or not table_exists(settings, ENGINE_STATE):
         return None
@@ -98,8 +100,8 @@ def maintain_local(
     mode: str | None = None,
 ) -> MaintainReport:
     """Run one maintained batch on the in-process runtime; see the module docstring."""
-    from aspen.engine.runtime import LocalRuntime
     from aspen.lake.apply import apply_pending
+    from aspen.runtime.local import LocalRuntime
 
     started = time.perf_counter()
     if spark is None:
@@ -125,7 +127,7 @@ def maintain_local(
         # a fresh lake, or the plan changed (partitions / mode): rebuild from every live instance
         # shipped-bytes counting encodes every message (about 4× the build time); the per-tuple
         # provenance bytes are in the view tables, and the benchmarks measure shipped bytes
-        runtime = LocalRuntime(views=VIEW_NAMES, partitions=partitions, mode=mode, measure_bytes=False)
+        runtime = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, measure_bytes=False)
         batch = batch_between(variables, after=-1, through=through)
     else:
         batch = batch_between(variables, after=last.through_ingest_batch, through=through)
@@ -135,7 +137,7 @@ def maintain_local(
 
     entry = ledger.LedgerEntry(last.batch_id + 1, through, "local", partitions, mode)
     report = MaintainReport(entry.batch_id, through, len(batch.inserts), len(batch.deletes))
-    for view in VIEW_NAMES:
+    for view in VIEWS:
         tuples = runtime.view(view)
         frame = view_frame(view, tuples, runtime.manager, entry.batch_id,
                            runtime.view_placement(view))
@@ -148,7 +150,7 @@ def maintain_local(
     _write_state(settings, entry, runtime)
     changes = sum(i + d for i, d in report.view_changes.values())
     ledger.commit(settings, entry, len(batch.inserts) + len(batch.deletes), changes,
-                  tables=VIEW_NAMES)
+                  tables=VIEWS)
     return report
 
 
@@ -162,12 +164,15 @@ def _write_state(settings: Settings, entry: ledger.LedgerEntry, runtime: LocalRu
         "state": runtime.dump_state(),
     }
     schema = pa.schema(
-        [("batch_id", pa.int64()), ("partitions", pa.int64()), ("mode", pa.string()), ("state", pa.large_binary())]
+        [("batch_id", pa.int64()), ("partitions", pa.int64()), ("mode", pa.string()),
+         ("state", pa.large_binary())]
     )
-    replace_batch(settings, ENGINE_STATE, pa.Table.from_pylist([row], schema=schema), entry.batch_id)
+    replace_batch(settings, ENGINE_STATE, pa.Table.from_pylist([row], schema=schema),
+                  entry.batch_id)
     from deltalake import DeltaTable
 
-    DeltaTable(settings.table_uri(ENGINE_STATE)).delete(f"batch_id <= {entry.batch_id - KEEP_STATES}")
+    DeltaTable(settings.table_uri(ENGINE_STATE)).delete(
+        f"batch_id <= {entry.batch_id - KEEP_STATES}")
 
 
 def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[str, float]],
@@ -178,7 +183,8 @@ def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[st
     >>> write_metrics(lake, 3, {0: {"messages": 7.0}}, {"wall_seconds": 1.5})
     >>> from aspen.lake.deltars import read_table
     >>> read_table(lake, "metrics").sort_values("node").to_dict("records")
-    [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, {'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
+    [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, \
+{'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
     """
     import pandas as pd
 
@@ -190,7 +196,8 @@ def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[st
     replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)
 
 
-def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime, report: MaintainReport) -> None:
+def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime,
+                   report: MaintainReport) -> None:
     """The local runtime's counters per node and in total, wall time and updates in."""
     metrics = runtime.metrics.as_dict()
     per_node = {node: {k: v for k, v in counters.items() if isinstance(v, int | float)}

@@ -1,6 +1,7 @@
-"""``aspen maintain --runtime spark``: the views maintained by query nodes that are Spark partitions.
+"""``aspen maintain --runtime spark``: the views maintained by query nodes that are Spark
+partitions.
 
-One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark):
+One maintained batch (the round protocol of :mod:`aspen.runtime.rounds`, on Spark):
 
 1. apply every ingested batch to the base tables (Delta MERGE), restore any table a failed run
    wrote past the last committed batch (:func:`aspen.pipeline.ledger.restore_uncommitted`);
@@ -10,7 +11,7 @@ One maintained batch (the round protocol of :mod:`aspen.engine.rounds`, on Spark
 3. rounds: ``applyInPandas(host_round)`` grouped by host over the state rows of the hosts' nodes
    and the mail — inside each group one host runs the engine's operators of its nodes that have
    mail (or, in a flush round, buffered MinShip entries), delivering mail between its own nodes
-   in sub-rounds (:func:`aspen.engine.rounds.run_host`); the messages they emit for nodes on
+   in sub-rounds (:func:`aspen.runtime.rounds.run_host`); the messages they emit for nodes on
    other hosts are the next round's mail, and the shuffle of the next ``groupBy`` is the
    network. Only hosts with such nodes take part; the driver collects only control data
    (per-channel message counts and bytes, per-node flags and counters). Each host's work runs
@@ -41,7 +42,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aspen.engine.rounds import host_of
+from aspen.catalog import VIEWS
 from aspen.errors import ConfigError, LakeError
 from aspen.lake.deltars import (
     column_maxima,
@@ -63,7 +64,8 @@ from aspen.pipeline.spark_rounds import (
     in_host_process,
     route_facts,
 )
-from aspen.pipeline.view_tables import VIEW_NAMES, view_ddl
+from aspen.pipeline.view_tables import view_ddl
+from aspen.runtime.rounds import host_of
 from aspen.settings import Settings
 from aspen.spark.checkpoint import checkpoint_level, checkpointed, checkpointed_rdd
 from aspen.spark.phase_meter import PhaseMeter
@@ -259,10 +261,9 @@ def round_conf(spark: SparkSession, hosts: int) -> AbstractContextManager[None]:
     Their rows are few and small (a node's state bytes stay in ``node_state``, mail is bundled
     per destination), so Spark's time there is planning: expressions are interpreted rather
     than compiled per query, and there is no adaptive execution, which re-plans each stage as
-    a job of its own and would coalesce the hosts' shuffle partitions into one task (measured
-    at 1,000 nodes: a deletion's round of 12 nodes ran as one 41 s task). The write phase,
-    whose MERGEs join a batch's changes against whole views, keeps the session's conf
-    (docs/decisions.md, "Session 20").
+    a job of its own and would coalesce the hosts' shuffle partitions into one task, so that the
+    hosts no longer run in parallel. The write phase, whose MERGEs join a batch's changes
+    against whole views, keeps the session's conf (measurements: docs/performance.md).
 
     Example (needs a session, so not a doctest): inside ``with round_conf(spark, 2):``,
     ``spark.conf.get("spark.sql.shuffle.partitions")`` is ``'2'``; after it, what it was.
@@ -367,8 +368,8 @@ def _write_states(settings: Settings, published: DataFrame, ran: set[int], compa
     The table is partitioned by node and part, one row a partition, so the batch's rows replace
     whole partitions: an overwrite whose ``replaceWhere`` names only partition columns drops
     the old files without reading them and writes the new ones, where a MERGE would join the
-    old files' rows to find them (measured at 1,000 nodes, every node's base and journal:
-    MERGE 12–16 s and 12–15 Spark jobs, this 4–6 s and 5 jobs). Delta checks that every row
+    old files' rows to find them (faster, and in fewer Spark jobs; measurements:
+    docs/performance.md). Delta checks that every row
     written lies in the replaced partitions. A node's base, the bulk of its state, is written
     only when it was compacted; untouched nodes' files stay as they are."""
     from pyspark.sql import functions as F
@@ -475,7 +476,7 @@ def maintain_spark(
     spark: SparkSession | None = None,
     partitions: int | None = None,
     mode: str | None = None,
-    views: Sequence[str] = VIEW_NAMES,
+    views: Sequence[str] = VIEWS,
     compact_over: int | None = None,
     hosts: int | None = None,
     resident: bool = True,
@@ -484,8 +485,8 @@ def maintain_spark(
     (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
     maintained (benchmarks compare ``reachable`` alone with DRed); a lake keeps one view set.
     ``compact_over`` replaces the compaction policy by a fixed journal budget in bytes
-    (:func:`~aspen.engine.rounds.needs_compaction`; tests use it to keep journals). ``hosts``
-    is how many Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.run_host`;
+    (:func:`~aspen.runtime.rounds.needs_compaction`; tests use it to keep journals). ``hosts``
+    is how many Spark tasks a round runs the nodes on (:func:`~aspen.runtime.rounds.run_host`;
     default: :func:`default_hosts`). With ``resident`` (the default) a host's nodes stay in memory
     in a process of their own for the application's life (:mod:`aspen.spark.host_process`);
     without, in whichever Python worker ran them last.
@@ -513,7 +514,7 @@ def default_hosts(spark: SparkSession, partitions: int) -> int:
     """How many hosts a round runs the query nodes on by default: as many as the application
     runs tasks at once (``defaultParallelism``: its cores), at most one per node. More would
     add rounds' tasks that wait for a core, and host processes to start; fewer would leave
-    cores idle (measured at 1,000 nodes on 2 cores: README, "Resident host processes").
+    cores idle (docs/architecture.md, "Host processes"; measurements: docs/performance.md).
 
     >>> default_hosts(spark, 12) == min(12, spark.sparkContext.defaultParallelism)
     True

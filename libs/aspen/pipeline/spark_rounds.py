@@ -7,14 +7,14 @@ what it is:
 ``state``  a node's operator state: its state bytes at its last compaction — ``payload``
            when they were made this batch, else null (read from ``node_state`` by a task that
            must decode them) — with their ``digest`` and size (``value``); ``journal`` the
-           rounds it ran and the publishes since (:mod:`aspen.engine.rounds`); ``pending``: a
+           rounds it ran and the publishes since (:mod:`aspen.runtime.rounds`); ``pending``: a
            MinShip buffer holds something; ``changed``: it ran this round (in a round's
            output) or was compacted at publish (in the publish's output)
 ``fact``   a base fact entering at ``node`` (``payload``: the pickled BaseFact)
 ``kill``   a dead variable ``name`` broadcast to ``node``
 ``msg``    the messages node ``src`` sent ``node`` in one step (``payload``: their bundle,
-           :func:`~aspen.engine.node.encode_messages`; ``value``: its place in the sender
-           host's outbox, see :data:`~aspen.engine.rounds.Mail`)
+           :func:`~aspen.runtime.node.encode_messages`; ``value``: its place in the sender
+           host's outbox, see :data:`~aspen.runtime.rounds.Mail`)
 ``sent``   what node ``src`` sent ``node`` this round: ``name`` ``rows`` or ``bytes`` = ``value``
 ``stat``   a counter ``name`` = ``value`` of ``node`` for this round
 ``view``   a row of view ``name`` that ``node`` added or whose provenance changed
@@ -44,9 +44,13 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from aspen.catalog import VIEW_COLUMNS
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
-from aspen.engine.rounds import (
+from aspen.errors import EngineError
+from aspen.pipeline.changes import fact_from_row
+from aspen.pipeline.view_tables import PATH_COLUMNS
+from aspen.runtime.rounds import (
     Mail,
     NodeCache,
     State,
@@ -59,9 +63,6 @@ from aspen.engine.rounds import (
     state_digest,
     state_size,
 )
-from aspen.errors import EngineError
-from aspen.pipeline.changes import fact_from_row
-from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
 from aspen.spark.python_worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class RoundConfig:
     state_uri: str | None = None
     state_version: int | None = None
     compact_over: int | None = None  # a fixed journal budget instead of the policy
-    #: Spark tasks a round runs the nodes on (:func:`~aspen.engine.rounds.host_of`; None: one
+    #: Spark tasks a round runs the nodes on (:func:`~aspen.runtime.rounds.host_of`; None: one
     #: per node)
     hosts: int | None = None
     #: the Spark application whose host processes keep the nodes in memory
@@ -195,8 +196,8 @@ def _journal_bytes(value: Any) -> bytes:
 
 
 def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
-    """One round of one host (every row's node lives on it: :func:`~aspen.engine.rounds.host_of`)
-    — :func:`~aspen.engine.rounds.run_host`. The nodes with facts, dead variables or mail run,
+    """One round of one host (every row's node lives on it: :func:`~aspen.runtime.rounds.host_of`)
+    — :func:`~aspen.runtime.rounds.run_host`. The nodes with facts, dead variables or mail run,
     and in a flush round those whose state row is ``pending``; a node of the host that is sent
     mail by another runs in a later sub-round, so the driver hands a host the state rows of all
     its nodes. Every state row comes back: ``changed`` if its node ran (its journal extended by

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aspen.catalog import VIEWS
 from aspen.lake.deltars import read_table, table_exists
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
-from aspen.pipeline.view_tables import VIEW_NAMES, row_to_tuple
+from aspen.pipeline.view_tables import row_to_tuple
 from aspen.settings import Settings
 
 __all__ = ["VerifyResult", "verify_lake"]
@@ -35,13 +36,15 @@ class VerifyResult:
         out = []
         for view in self.sizes:
             miss, extra = self.missing.get(view, set()), self.extra.get(view, set())
-            status = "ok" if not (miss or extra) else f"MISMATCH ({len(miss)} missing, {len(extra)} extra)"
+            status = ("ok" if not (miss or extra)
+                      else f"MISMATCH ({len(miss)} missing, {len(extra)} extra)")
             out.append(f"{view:<24} {self.sizes[view]:>7} rows  {status}")
             for t in sorted(miss, key=repr)[:show]:
                 out.append(f"    missing {t}")
             for t in sorted(extra, key=repr)[:show]:
                 out.append(f"    extra   {t}")
-        verdict = "all views equal from-scratch evaluation" if self.ok else "views differ from from-scratch evaluation"
+        verdict = ("all views equal from-scratch evaluation" if self.ok
+                   else "views differ from from-scratch evaluation")
         out.append(f"batch {self.batch_id}: {verdict}")
         return out
 
@@ -55,10 +58,11 @@ def verify_lake(settings: Settings) -> VerifyResult:
     facts = live_facts(variables, through=entry.through_ingest_batch)
     expected = evaluate_all(facts)
     result = VerifyResult(entry.batch_id)
-    for view in VIEW_NAMES:
+    for view in VIEWS:
         maintained: set[tuple] = set()
         if table_exists(settings, view):
-            maintained = {row_to_tuple(view, r) for r in read_table(settings, view).to_dict("records")}
+            maintained = {row_to_tuple(view, r)
+                          for r in read_table(settings, view).to_dict("records")}
         want = set(expected.get(view, set()))
         result.sizes[view] = len(maintained)
         result.missing[view] = want - maintained

@@ -1,12 +1,11 @@
 """View tables in the lake: one Delta table per view, each row a view tuple with its provenance.
 
-Columns are the view's attributes (design.md "Views"), then ``provenance`` (the byte codec of
-the tuple's BDD, design decision 8; null for aggregate views without a formula), ``prov_bytes``,
-``batch_id`` (the ledger batch that last wrote the table; the Spark runtime: that last wrote the
-row) and ``node`` (the query node holding the tuple). Paths are lists of node ids.
+Columns are the view's attributes (:data:`aspen.catalog.VIEW_COLUMNS`), then ``provenance``
+(the byte codec of the tuple's BDD, decision 8 of docs/architecture.md; null for aggregate views
+without a formula), ``prov_bytes``, ``batch_id`` (the ledger batch that last wrote the table;
+the Spark runtime: that last wrote the row) and ``node`` (the query node holding the tuple).
+Paths are lists of node ids.
 
->>> VIEW_COLUMNS["cheapest_path"]
-('src', 'dst', 'path', 'cost')
 >>> row_to_tuple("cheapest_path", {"src": "a", "dst": "c", "path": ["a", "b", "c"], "cost": 3.0})
 ('a', 'c', ('a', 'b', 'c'), 3.0)
 """
@@ -16,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aspen.errors import UnknownViewError
-from aspen.views import VIEW_LAYOUTS
+from aspen.catalog import VIEW_COLUMNS, check_view
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -25,28 +23,16 @@ if TYPE_CHECKING:
     from aspen.provenance.bdd import ProvenanceManager
 
 __all__ = [
-    "VIEW_COLUMNS",
-    "VIEW_NAMES",
     "PATH_COLUMNS",
-    "check_view",
     "row_to_tuple",
     "view_ddl",
     "view_frame",
 ]
 
-#: The attributes of each view (the engine's layouts, design.md "Views").
-VIEW_COLUMNS: dict[str, tuple[str, ...]] = VIEW_LAYOUTS
-VIEW_NAMES: tuple[str, ...] = tuple(VIEW_COLUMNS)
+#: The columns holding a path (a list of node ids); a view's columns: :mod:`aspen.catalog`.
 PATH_COLUMNS = frozenset({"path", "cheapest", "fewest"})
 _INT_COLUMNS = frozenset({"hops", "size"})
 _FLOAT_COLUMNS = frozenset({"cost"})
-
-
-def check_view(name: str) -> str:
-    """Return ``name`` if it is a view Aspen maintains, else raise UnknownViewError."""
-    if name not in VIEW_COLUMNS:
-        raise UnknownViewError(f"unknown view {name!r}; known views: {', '.join(VIEW_NAMES)}")
-    return name
 
 
 def _cell(column: str, value: Any) -> Any:
@@ -79,7 +65,8 @@ def view_frame(
     items = tuples.items() if isinstance(tuples, Mapping) else ((t, None) for t in tuples)
     records: list[dict[str, Any]] = []
     for values, formula in sorted(items, key=lambda kv: repr(kv[0])):
-        row = {c: (list(v) if c in PATH_COLUMNS else v) for c, v in zip(columns, values, strict=True)}
+        row = {c: (list(v) if c in PATH_COLUMNS else v)
+               for c, v in zip(columns, values, strict=True)}
         data = manager.encode(formula) if (manager is not None and formula is not None) else None
         row["provenance"] = data
         row["prov_bytes"] = len(data) if data is not None else 0

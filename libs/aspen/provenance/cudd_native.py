@@ -18,9 +18,10 @@ import ctypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from aspen.provenance.bdd import ProvenanceManager
+if TYPE_CHECKING:
+    from aspen.provenance.bdd import ProvenanceManager
 
 __all__ = ["CuddHandle", "cached_on", "cudd_handle"]
 
@@ -61,6 +62,7 @@ def cached_on(manager: ProvenanceManager, attribute: str,
     """``build(manager)``, computed once and kept on ``manager`` as ``attribute`` (a binding
     that lives as long as the manager; None is kept too).
 
+    >>> from aspen.provenance.bdd import ProvenanceManager
     >>> m = ProvenanceManager(backend="python")
     >>> cached_on(m, "_aspen_example", lambda _m: []) is cached_on(m, "_aspen_example", list)
     True

@@ -11,7 +11,7 @@ provenance formula is; :func:`is_monotone` checks it).
 * :func:`what_if` — which keys of a formula map would vanish if some variables were deleted,
   computed by restriction, never touching the stored formulas.
 
-Example (000 Fig. 3, tuple ``reachable(B,B)``):
+Example (Liu et al. 2008, Fig. 3, tuple ``reachable(B,B)``):
 
 >>> from aspen.provenance.bdd import ProvenanceManager
 >>> m = ProvenanceManager(backend="python")
@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import TypeVar
 
-from aspen.provenance.bdd import Formula, ProvenanceManager, _node_list
+from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.codec import node_list
 
 __all__ = [
     "build_var_index",
@@ -105,7 +106,7 @@ def minimal_witnesses(
     """
     if limit is not None and limit <= 0:
         return []
-    names, nodes, root = _node_list(formula)
+    names, nodes, root = node_list(formula)
     if limit is None:
         found = _families(names, nodes, root, None)
     else:

@@ -27,17 +27,15 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from aspen.errors import ProvenanceError
-from aspen.provenance.bdd import (
-    _MAGIC,
-    Formula,
-    ProvenanceManager,
-    _get_varint,
-    _name_bytes,
-    _read_names,
-)
+from aspen.provenance.codec import MAGIC, Formula, get_varint, name_bytes, read_names
 from aspen.provenance.cudd_native import cached_on, cudd_handle
+
+if TYPE_CHECKING:
+    from aspen.provenance.bdd import ProvenanceManager
 
 __all__ = ["LIBRARY", "encode_each_native", "encode_native", "forest_decoder",
            "native_library"]
@@ -110,10 +108,10 @@ def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None
         return values, end
 
     def decode(data: bytes) -> list[Formula]:
-        names, pos = _read_names(data, 1)
-        n_nodes, pos = _get_varint(data, pos)
+        names, pos = read_names(data, 1)
+        n_nodes, pos = get_varint(data, pos)
         nodes, pos = read(data, pos, 3 * n_nodes)
-        n_roots, pos = _get_varint(data, pos)
+        n_roots, pos = get_varint(data, pos)
         roots, pos = read(data, pos, n_roots)
         if pos != len(data):
             raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
@@ -146,6 +144,7 @@ def encode_native(magic: int, formulas: Sequence[Formula], with_count: bool) -> 
     byte; None when the compiled walk does not apply (the pure-Python backend, or the library
     is not built).
 
+    >>> from aspen.provenance.bdd import ProvenanceManager
     >>> m = ProvenanceManager(backend="python")
     >>> encode_native(0xA6, [m.true], True) is None
     True
@@ -169,7 +168,9 @@ def _cudd_function() -> type | None:
 def _bind_encoder() -> Encoder | None:
     library = native_library()
     try:  # any dd.cudd manager: the layout and the CUDD library are the same for all of them
-        handle = cudd_handle(ProvenanceManager(backend="cudd"))
+        import dd.cudd as cudd_module
+
+        handle = cudd_handle(SimpleNamespace(bdd=cudd_module.BDD()))
     except Exception:  # noqa: BLE001 - dd.cudd is missing or fails: use the portable walk
         handle = None
     if library is None or handle is None:
@@ -211,7 +212,7 @@ def _bind_encoder() -> Encoder | None:
         out = (ctypes.c_uint8 * (30 * n_nodes + 10 * (n_roots + 2)))()
         written = library.aspen_forest_bytes(nodes, n_nodes, rank, root_refs, n_roots,
                                              int(with_count), out)
-        head = _name_bytes(magic, [names[i] for i in order])
+        head = name_bytes(magic, [names[i] for i in order])
         return bytes(head) + ctypes.string_at(out, written)
 
     return encode
@@ -227,6 +228,7 @@ def encode_each_native(manager: ProvenanceManager, formulas: Sequence[Formula]
     changed rows; None when it does not apply (the pure-Python backend, or the library is not
     built).
 
+    >>> from aspen.provenance.bdd import ProvenanceManager
     >>> m = ProvenanceManager(backend="python")
     >>> encode_each_native(m, [m.true]) is None
     True
@@ -243,7 +245,7 @@ def _bind_each(manager: ProvenanceManager) -> EachEncoder | None:
     walk = [ctypes.cast(getattr(handle.library, name), _PTR).value
             for name in ("Cudd_NodeReadIndex", "Cudd_T", "Cudd_E", "Cudd_ReadPerm")]
     bdd = manager.bdd
-    head = _name_bytes(_MAGIC, [])  # the head of a formula without variables
+    head = name_bytes(MAGIC, [])  # the head of a formula without variables
     sizes = [1 << 16, 1 << 12]  # the output buffers' sizes, kept across calls as they grow
 
     def encode_each(formulas: Sequence[Formula]) -> list[bytes]:
@@ -272,7 +274,7 @@ def _bind_each(manager: ProvenanceManager) -> EachEncoder | None:
             start = var_start = 0
             for k in range(done):
                 end, var_end = ends[k], var_ends[k]
-                prefix = (_name_bytes(_MAGIC, names[var_start:var_end]) if var_end > var_start
+                prefix = (name_bytes(MAGIC, names[var_start:var_end]) if var_end > var_start
                           else head)
                 encoded.append(bytes(prefix) + body[start:end])
                 start, var_start = end, var_end

@@ -1,21 +1,21 @@
-"""BDD variable orders from the link graph (002 §3.5): depth-first, breadth-first, arrival.
+"""BDD variable orders from the link graph (Liu 2016, §3.5): depth-first, breadth-first, arrival.
 
 A BDD of reachability provenance is smallest when the variables of links near the start of a
 path sit near the top, and paths that share a prefix share it in the order: a **depth-first
-traversal of the link graph** does that (002 Figs. 9-10: 9 nodes in DFS order vs 18 in BFS
+traversal of the link graph** does that (Liu 2016, Figs. 9-10: 9 nodes in DFS order vs 18 in BFS
 order). This module computes such orders from scratch (:func:`dfs_edge_order`,
 :func:`bfs_edge_order`, :func:`arrival_order`), maintains one incrementally as links come and go
-(:class:`IncrementalDfsLabeling`, 002 Algorithm 3), checks one (:func:`is_dfs_order`) and
+(:class:`IncrementalDfsLabeling`, Liu 2016, Algorithm 3), checks one (:func:`is_dfs_order`) and
 imposes one on a manager (:func:`order_variables`).
 
 **DFS edge sequence.** A depth-first search of a directed graph that records each edge when it
 is examined from its source, examines every edge exactly once, and starts a new tree at an
 unvisited node whenever the stack empties, records a *DFS edge sequence* (tree, back, forward
-and cross edges all included, "this includes all cyclic edges", 002:L905).
+and cross edges all included, "this includes all cyclic edges", Liu 2016, §3.5.3).
 :func:`is_dfs_order` decides whether a vector is one, for *some* choice of roots and of
 out-edge order; see its docstring for the exact test and what it implies for the labels.
 
-**Incremental labeling: decisions where 002's Algorithm 3 is ambiguous or not enough.**
+**Incremental labeling: decisions where Liu 2016's Algorithm 3 is ambiguous or not enough.**
 
 * Labels. ``start_index[n]`` is the position of n's first out-edge; ``end_index[n]`` the
   position of the last edge examined before n finishes. A node without out-edges (a leaf) has no
@@ -37,11 +37,11 @@ out-edge order; see its docstring for the exact test and what it implies for the
   place, w must now be visited inside y's subtree, with its own edges. Example: edges
   r→x, r→q, q→w, w→z, q→y, y→w, then insert x→y. Only in that situation we re-traverse,
   preferring the moved vector's edge order.
-* Deletion (prose only in 002:L909-911). Deleting an edge that did not first reach its target
+* Deletion (prose only, Liu 2016, §3.5.3). Deleting an edge that did not first reach its target
   just removes it. Deleting a tree edge orphans the target's subtree; the orphans are
   re-attached by a re-traversal preferring the old order: scanning forward, the first remaining
   edge into an orphan n re-attaches n, with the edges reachable from n following it in DFS
-  order, repeatedly, as 002 describes. **We do not drop** edges that are no longer connected to
+  order, repeatedly, as Liu 2016 describes. **We do not drop** edges that are no longer connected to
   the old roots: every live link keeps a variable, so it keeps a position; an orphan no edge
   reaches becomes a new root right after the tree it was orphaned from.
 * The guaranteed property, tested against from-scratch DFS on random insert/delete sequences:
@@ -142,7 +142,8 @@ def _dfs(out: Mapping[Hashable, list[Edge]], roots: Iterable[Hashable]) -> list[
     return order
 
 
-def dfs_edge_order(edges: Iterable[Edge] | Any, roots: Iterable[Hashable] | None = None) -> list[Edge]:
+def dfs_edge_order(edges: Iterable[Edge] | Any,
+                   roots: Iterable[Hashable] | None = None) -> list[Edge]:
     """Edges in depth-first examination order.
 
     Out-edges are examined in arrival order; trees start at ``roots`` (in order), then at the
@@ -158,7 +159,8 @@ def dfs_edge_order(edges: Iterable[Edge] | Any, roots: Iterable[Hashable] | None
     return _dfs(_adjacency(edge_list), _root_candidates(edge_list, roots))
 
 
-def bfs_edge_order(edges: Iterable[Edge] | Any, roots: Iterable[Hashable] | None = None) -> list[Edge]:
+def bfs_edge_order(edges: Iterable[Edge] | Any,
+                   roots: Iterable[Hashable] | None = None) -> list[Edge]:
     """Edges in breadth-first order: all out-edges of a node when it is dequeued.
 
     Roots and out-edge order as in :func:`dfs_edge_order`.
@@ -188,7 +190,7 @@ def bfs_edge_order(edges: Iterable[Edge] | Any, roots: Iterable[Hashable] | None
 
 
 def arrival_order(edges: Iterable[Edge] | Any) -> list[Edge]:
-    """Edges in the order they arrived (first arrival of each), the naive baseline of 002.
+    """Edges in the order they arrived (first arrival of each), the naive baseline of Liu 2016.
 
     >>> arrival_order([("a", "b"), ("b", "c"), ("a", "b")])
     [('a', 'b'), ('b', 'c')]
@@ -270,7 +272,7 @@ def is_dfs_order(edges_vector: Iterable[Edge], graph: Iterable[Edge] | Any) -> b
 
 
 class IncrementalDfsLabeling:
-    """002 Algorithm 3: keep ``edges`` a DFS edge sequence while links are inserted and deleted.
+    """Liu 2016, Algorithm 3: keep ``edges`` a DFS edge sequence while links come and go.
 
     See the module docstring for the cases and the decisions taken. ``last_case`` tells which
     path the last :meth:`insert` / :meth:`delete` took: ``"a"``, ``"b-append"``, ``"b-before"``,

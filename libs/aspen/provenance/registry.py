@@ -1,8 +1,8 @@
 """The variable registry: which insertion instance of which base tuple each variable stands for.
 
-Design decision 4: every insertion instance of a base tuple gets a **fresh variable**; a
-re-insert or a TTL renewal is a new variable OR-ed into the formulas, never the old one
-revived. The registry maps each variable to a :class:`VariableInfo` (relation, values,
+Decision 4 (docs/architecture.md): every insertion instance of a base tuple gets a **fresh
+variable**; a re-insert or a TTL renewal is a new variable OR-ed into the formulas, never the
+old one revived. The registry maps each variable to a :class:`VariableInfo` (relation, values,
 instance number, insertion / expiry / death times) and answers the questions the engine, the
 TTL sweep and the explanations ask: which variables of a tuple are live, which have expired,
 how to name a variable for a person.
@@ -15,7 +15,8 @@ matches on the key. Variable names are opaque strings assigned by the caller (th
 >>> from datetime import datetime, timedelta
 >>> t0 = datetime(2024, 1, 1)
 >>> reg = VariableRegistry()
->>> _ = reg.register("v1", "link", ("n1", "n2", 2.0), inserted_at=t0, expires_at=t0 + timedelta(seconds=60))
+>>> _ = reg.register("v1", "link", ("n1", "n2", 2.0), inserted_at=t0,
+...                  expires_at=t0 + timedelta(seconds=60))
 >>> _ = reg.register("v2", "link", ("n1", "n2", 2.0), inserted_at=t0 + timedelta(seconds=30))
 >>> reg.vars_of("link", ("n1", "n2")), reg.info("v2").instance, reg.describe("v2")
 (['v1', 'v2'], 2, 'link(n1→n2)')
@@ -103,7 +104,8 @@ class VariableRegistry:
         if not isinstance(var, str) or not var:
             raise ProvenanceError(f"a provenance variable must be a non-empty string, not {var!r}")
         if var in self._info:
-            raise ProvenanceError(f"variable {var!r} is already registered; variables are never reused")
+            raise ProvenanceError(
+                f"variable {var!r} is already registered; variables are never reused")
         values = tuple(values)
         slot = self._by_key.setdefault((relation, tuple_key(relation, values)), [])
         if instance is None:

@@ -19,28 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.quality.expect import label
 from aspen.quality.outcome import Outcome
-from aspen.quality.spec import SuiteParams, TableSuite
+from aspen.quality.spec import SuiteParams, TableSuite, new_context
 
 if TYPE_CHECKING:
     import pandas as pd
-    from great_expectations.data_context import AbstractDataContext
 
-__all__ = ["GxValidator", "new_context", "observed_text"]
+__all__ = ["GxValidator", "observed_text"]
 
 _EXAMPLES = 3
-
-
-def new_context() -> AbstractDataContext:
-    """A fresh ephemeral GX data context (nothing on disk) without progress bars.
-
-    It becomes GX's current project, which suites bind to when they are built.
-    """
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    return context
 
 
 def _short(value: Any) -> str:

@@ -1,10 +1,10 @@
 """The ``inputs`` suites: the ``updates`` log and the base tables it is applied to.
 
 Schemas come from :data:`aspen.lake.tables.TABLE_DDL` (the tables Spark writes); the value rules
-are design.md's "Update records": ids non-empty, costs finite and ``≥ 0``, coordinates finite,
-``op`` and ``relation`` from the known sets. Base tables hold one row per live insertion
-instance, so their unique key is the instance variable ``var``, not the tuple key; every such
-variable must be alive in the ``variables`` registry (a cross-table check).
+are those of docs/architecture.md, "Update records": ids non-empty, costs finite and ``≥ 0``,
+coordinates finite, ``op`` and ``relation`` from the known sets. Base tables hold one row per
+live insertion instance, so their unique key is the instance variable ``var``, not the tuple
+key; every such variable must be alive in the ``variables`` registry (a cross-table check).
 
 >>> [s.table for s in INPUT_SUITES]
 ['updates', 'link', 'sensor', 'triggered', 'region_seed', 'variables']

@@ -4,7 +4,8 @@ A :class:`TableSuite` names its table, the columns the table must have, how to d
 columns (a path's first node, a provenance's length …), the GX expectations over the derived
 frame, and Aspen cross-table checks for what GX cannot express (one table against another).
 Expectations may depend on the run (e.g. the last committed ledger batch): they are built
-from :class:`SuiteParams`.
+from :class:`SuiteParams`. Suites bind to GX's current data context when they are built
+(:func:`new_context` creates one).
 
 >>> suite = TableSuite("views", "reachable", ("src", "dst"), lambda params: [])
 >>> suite.name, suite.expected_columns
@@ -20,9 +21,23 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
     from great_expectations import ExpectationSuite
+    from great_expectations.data_context import AbstractDataContext
     from great_expectations.expectations import Expectation
 
-__all__ = ["CrossCheck", "CrossCheckResult", "SuiteParams", "TableSuite"]
+__all__ = ["CrossCheck", "CrossCheckResult", "SuiteParams", "TableSuite", "new_context"]
+
+
+def new_context() -> AbstractDataContext:
+    """A fresh ephemeral GX data context (nothing on disk) without progress bars.
+
+    It becomes GX's current project, which suites bind to when they are built.
+    """
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    return context
 
 
 @dataclass(frozen=True)
@@ -85,7 +100,7 @@ class TableSuite:
         """The GX ``ExpectationSuite``: the schema expectation, then :attr:`expectations`.
 
         GX binds a suite to the current data context: create one first
-        (:func:`aspen.quality.gx_validate.new_context`). Every expectation's ``meta`` carries its
+        (:func:`new_context`). Every expectation's ``meta`` carries its
         position (``aspen_order``) so that results can be reported in suite order.
         """
         import great_expectations as gx
@@ -103,7 +118,6 @@ class TableSuite:
     def describe(self, params: SuiteParams | None = None) -> list[str]:
         """The labels of every expectation and cross-table check of the suite."""
         from aspen.quality.expect import label
-        from aspen.quality.gx_validate import new_context
 
         new_context()
         suite = self.build(params)

@@ -1,4 +1,4 @@
-"""The ``views`` suites: the nine maintained view tables (design.md "Views").
+"""The ``views`` suites: the nine maintained view tables (docs/architecture.md, "Views").
 
 Every view table has the view's attributes, then ``provenance`` (the byte-encoded BDD),
 ``prov_bytes`` (its length) and ``batch_id`` (the ledger batch that wrote it). Rules:
@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
-from aspen.pipeline.view_tables import PATH_COLUMNS, VIEW_COLUMNS
+from aspen.catalog import VIEW_COLUMNS
+from aspen.pipeline.view_tables import PATH_COLUMNS
 from aspen.quality.derived import add_path_columns, add_provenance_length, path_column_names
 from aspen.quality.expect import (
     at_least,

@@ -1,4 +1,5 @@
-"""Spark plumbing: the session factory (Delta jars from local files, master from the environment)."""
+"""Spark plumbing: the session factory (Delta jars from local files, master from the
+environment)."""
 
 from __future__ import annotations
 

@@ -3,14 +3,13 @@ the application chooses.
 
 The rounds of ``maintain --runtime spark`` cut each round's lineage with ``localCheckpoint``
 (as do the batch's apply and ``aspen expire``, through :func:`checkpointed`);
-the rows carry every node's state and journal as binary values — hundreds of MB each at 2,000
-nodes. Spark's default level keeps the blocks in the executors' memory first (on one machine:
-the driver JVM's heap), so a large run can end in ``OutOfMemoryError: Java heap space``
-(docs/decisions.md, "Session 24"). Setting :data:`CHECKPOINT_LEVEL_CONF` to ``DISK_ONLY``
+the rows carry every node's state and journal as binary values, large for a large network.
+Spark's default level keeps the blocks in the executors' memory first (on one machine: the
+driver JVM's heap), so a large run can end in ``OutOfMemoryError: Java heap space``. Setting
+:data:`CHECKPOINT_LEVEL_CONF` to ``DISK_ONLY``
 (``spark-submit --conf spark.aspen.checkpointStorageLevel=DISK_ONLY``) keeps them on local
-disk instead; the 2,000-node build completed that way (docs/decisions.md, "Session 25"). Not
-the default: where memory suffices, disk made the 1,000-node build and batches 5–22 % slower
-(docs/decisions.md, "Session 26").
+disk instead. Not the default: where memory suffices, disk is slower (measurements:
+docs/performance.md).
 
 >>> level_named("disk_only").useMemory, level_named(None)
 (False, None)
@@ -40,7 +39,8 @@ def level_named(name: str | None) -> StorageLevel | None:
     >>> level_named("ON_A_FLOPPY")
     Traceback (most recent call last):
     ...
-    aspen.errors.ConfigError: spark.aspen.checkpointStorageLevel is 'ON_A_FLOPPY', not a Spark storage level (e.g. DISK_ONLY, MEMORY_AND_DISK)
+    aspen.errors.ConfigError: spark.aspen.checkpointStorageLevel is 'ON_A_FLOPPY', not a Spark \
+storage level (e.g. DISK_ONLY, MEMORY_AND_DISK)
     """
     if not name:
         return None

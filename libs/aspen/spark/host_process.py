@@ -2,10 +2,10 @@
 
 A round's task for host ``h`` (and the publish task of a node of ``h``) may run in any of the
 executor's Python workers, and Spark picks an idle one with no regard for what it holds. Each
-worker keeps the nodes it restored (:class:`~aspen.engine.rounds.NodeCache`), so a node whose
-next task lands in another worker is decoded again: at 1,000 nodes on two cores, a one-link
-insert decoded its 12 query nodes 116 times in 231 node steps, and a deletion's publish decoded
-again the nodes its round had just run.
+worker keeps the nodes it restored (:class:`~aspen.runtime.rounds.NodeCache`), so a node whose
+next task lands in another worker is decoded again, often several times a batch, and a
+deletion's publish decoded again the nodes its round had just run (measurements:
+docs/performance.md).
 
 :func:`run_on_host` sends the task's function and arguments to the *host process* of
 ``(application, host)`` on this machine — started by the first task that needs it — and
@@ -63,7 +63,8 @@ def socket_path(application: str, host: int) -> Path:
     """Where the host process of ``host`` in ``application`` listens (short: Unix socket
     paths are limited to about 100 bytes)."""
     digest = hashlib.sha256(application.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"aspen-hosts-{os.getuid()}" / f"aspen-{digest}-{host}.sock"
+    return (Path(tempfile.gettempdir()) / f"aspen-hosts-{os.getuid()}"
+            / f"aspen-{digest}-{host}.sock")
 
 
 def _private_directory(path: Path) -> None:

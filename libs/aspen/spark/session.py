@@ -67,12 +67,10 @@ SMALL_MACHINE_CONF: dict[str, str] = {
 #: Conf for tables of a few hundred rows, where Spark's CPU goes to planning, not to data:
 #: expressions interpreted rather than compiled (no Janino compile per query), no adaptive
 #: re-planning of each stage as a job of its own, the serial garbage collector (no concurrent
-#: GC threads on 2 cores). The test suite's tiny workload: 30 % less batch time, 197 → 104
-#: Spark jobs (docs/decisions.md, "Session 19"). Not an application default: at 1,000 nodes a
-#: recompute of ``reachable`` took 110 s with them, 76 s without, and a deletion's MERGE of the
-#: 1 M-row view 46 % longer (docs/decisions.md, "Session 20"); put these in
-#: ``spark-defaults.conf`` for a small lake. Their SQL part runs the rounds and the publish,
-#: and the apply while the registry is small (:data:`TINY_TABLE_BYTES`).
+#: GC threads on 2 cores). Not an application default: on large tables compiled code wins, so
+#: put these in ``spark-defaults.conf`` for a small lake (measurements: docs/performance.md).
+#: Their SQL part runs the rounds and the publish, and the apply while the registry is small
+#: (:data:`TINY_TABLE_BYTES`).
 TINY_DATA_CONF: dict[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
@@ -82,11 +80,9 @@ TINY_DATA_CONF: dict[str, str] = {
 
 #: :data:`TINY_DATA_CONF` for a short-lived driver on a small lake (a ``spark-submit`` job per
 #: Airflow task): the JVM compiles with C1 only (``-XX:TieredStopAtLevel=1``), so it spends no CPU
-#: on C2 compilations that a job of seconds never pays back. Measured (docs/decisions.md,
-#: "Session 28"): ``jobs/publish.py`` on an empty lake 18.8 / 19.2 s → 15.5 / 16.6 s (JVM CPU 25
-#: / 28 s → 17 / 18 s); the pipeline DAG's ``dag.test()`` run of five jobs 175.8 → 140.5 s. Not
-#: for a long-lived driver: in one application the tests' third and fourth batches took 24–25 s
-#: with it against 16–22 s without. The tests' ``spark-defaults.conf`` holds it.
+#: on C2 compilations that a job of seconds never pays back. Not for a long-lived driver, whose
+#: later batches run slower without C2 (measurements: docs/performance.md). The tests'
+#: ``spark-defaults.conf`` holds it.
 SHORT_JOB_CONF: dict[str, str] = {
     **TINY_DATA_CONF,
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
@@ -100,10 +96,8 @@ TINY_DATA_SQL_CONF: dict[str, str] = {
 }
 
 #: Tables whose data files hold at most this many bytes (as the Delta log gives them) count as
-#: tiny: a phase that reads and MERGEs only such tables runs with :data:`TINY_DATA_SQL_CONF`.
-#: Measured in fresh applications applying one update (docs/decisions.md, "Session 21"), mean
-#: seconds with the application's defaults → with it: a 20,000-row registry (0.4 MB) 31.4 →
-#: 23.6, 200,000 rows (5.2 MB) 30.3 → 25.9, 1,020,000 rows (29–34 MB) 33.0 → 33.4.
+#: tiny: a phase that reads and MERGEs only such tables runs with :data:`TINY_DATA_SQL_CONF`
+#: (below this size it saves time, above it no longer does; measurements: docs/performance.md).
 TINY_TABLE_BYTES = 8 * 1024 * 1024
 
 #: Conf for a test run's one SparkSession (on top of :data:`SMALL_MACHINE_CONF`): tiny tables,
@@ -149,7 +143,8 @@ def find_delta_jars(start: Path | None = None) -> list[str]:
             jars = _jars_in(candidate)
             if jars:
                 return [str(p.resolve()) for p in jars]
-            raise SetupError(f"ASPEN_JARS={env} holds no {' + '.join(JAR_PATTERNS)}; run `make setup`")
+            raise SetupError(
+                f"ASPEN_JARS={env} holds no {' + '.join(JAR_PATTERNS)}; run `make setup`")
         files = [Path(part.strip()) for part in env.split(",") if part.strip()]
         missing = [str(p) for p in files if not p.is_file()]
         if missing:
@@ -175,7 +170,8 @@ def master_from_environment() -> str | None:
     ``spark-submit``), or when ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf`` names one;
     ``$SPARK_MASTER`` next; ``local[2]`` last.
 
-    >>> os.environ.get("SPARK_MASTER") is not None or master_from_environment() in (None, "local[2]")
+    >>> (os.environ.get("SPARK_MASTER") is not None
+    ...  or master_from_environment() in (None, "local[2]"))
     True
     """
     from pyspark import SparkConf, SparkContext
@@ -203,7 +199,8 @@ def _log_level() -> str:
 
 
 def _prepare_running_jvm(jars: list[str]) -> None:
-    """Under ``spark-submit`` the driver JVM is already up: quiet it and put Delta on its class path.
+    """Under ``spark-submit`` the driver JVM is already up: quiet it and put Delta on its class
+    path.
 
     ``spark-submit jobs/x.py`` without ``--jars`` starts the driver without Delta; ``spark.jars``
     set afterwards reaches executors but not the driver's class loader, so the jars are added to

@@ -1,8 +1,8 @@
 """Query 1, ``reachable(src, dst)``: link(x,y); link(x,z) ∧ reachable(z,y).
 
-The plan of 000 Fig. 4: links feed the Fixpoint (base case, at owner(src)) and are re-partitioned
-on ``dst`` into the recursive join, where they meet ``reachable(z, y)`` at owner(z); the join's
-output goes through MinShip to owner(x).
+The plan of Liu et al. 2008, Fig. 4: links feed the Fixpoint (base case, at owner(src)) and are
+re-partitioned on ``dst`` into the recursive join, where they meet ``reachable(z, y)`` at
+owner(z); the join's output goes through MinShip to owner(x).
 
 >>> from aspen.engine.plan import PlanChoices
 >>> [op.name for op in reachable_fragment(PlanChoices()).ops]

@@ -4,7 +4,7 @@
 ``active_region(r, y) :- active_region(r, x), sensor(x, px), sensor(y, py), triggered(y),
 dist(px, py) < k`` (k = 20.0 by default): the **new** sensor must be triggered.
 ``region_sizes(region, size)`` counts members; ``largest_regions(region, size)`` keeps the regions
-of maximum size (all ties). Both carry no formula (None), see docs/decisions.md.
+of maximum size (all ties). Both carry no formula (None): a count is not one Boolean formula.
 
 Dataflow: ``triggered_sensor = sensor ⋈ triggered`` at owner(id); ``region_seed`` ships to the
 owner of its sensor to meet it; ``neighbor(x, y) = sensor(x) ⋈θ triggered_sensor(y)`` is a
@@ -61,7 +61,8 @@ def region_fragment(views: set[str], choices: PlanChoices) -> Fragment:
     if "active_region" in views:
         outputs.append(ViewOutput("active_region", "fixpoint", (plan.fixpoint,)))
     if "region_sizes" in views or "largest_regions" in views:
-        routes = (Route("largest_regions.sel", "in", "node", 0),) if "largest_regions" in views else ()
+        routes = ((Route("largest_regions.sel", "in", "node", 0),)
+                  if "largest_regions" in views else ())
         top.append(OpSpec("region_sizes.agg", "aggregate",
                           (("relation", "region_sizes"), ("group", (0,)), ("fn", "count")),
                           routes))

@@ -30,7 +30,8 @@ HOPS = Aggregate("hops", "min", 4)
 _HOP_VIEWS = {"min_hops", "fewest_hops", "shortest_cheapest_path"}
 
 
-def path_plan(choices: PlanChoices, views: set[str] | frozenset[str] = frozenset()) -> RecursivePlan:
+def path_plan(choices: PlanChoices,
+              views: set[str] | frozenset[str] = frozenset()) -> RecursivePlan:
     """The recursive plan of ``path`` under ``choices``."""
     if choices.aggsel in (True, "multi"):
         aggsel: AggSelChoice | None = AggSelChoice((0, 1), (COST, HOPS),

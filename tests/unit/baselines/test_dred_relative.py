@@ -26,7 +26,7 @@ def fig3_runtime(cls):
 
 @pytest.mark.parametrize("cls", [DRedRuntime, RelativeRuntime])
 def test_fig3_initial_computation_ships_16_tuples(cls):
-    # 000:L263: 4 link tuples and 12 reachable tuples under set semantics
+    # Liu et al. 2008, §3.2: 4 link tuples and 12 reachable tuples under set semantics
     rt = fig3_runtime(cls)
     assert rt.metrics.messages == 16 and rt.metrics.tuples_shipped == 12
     nodes = rt.metrics.as_dict()["nodes"]
@@ -40,11 +40,11 @@ def test_fig3_dred_deleting_cb_overdeletes_all_nine_and_ships_like_a_recomputati
     delta = rt.apply(Batch(deletes=frozenset({"p4"})))
     shipped = rt.metrics.messages - before
     dred = rt._maintainers["reachable"]
-    assert dred.last_overdeleted == ALL9  # 000:L265: the view is empty after step 4
+    assert dred.last_overdeleted == ALL9  # paper §3.2: the view is empty after step 4
     assert dred.last_rederived == ALL9
     assert delta["reachable"].inserted == set() and delta["reachable"].deleted == set()
     assert rt.view("reachable") == ALL9
-    # "about 16 tuples, as much as recomputing from scratch" (000:L265): at least the 16 of the
+    # "about 16 tuples, as much as recomputing from scratch" (paper §3.2): at least the 16 of the
     # initial computation; ours adds the link deletion and 3 duplicate over-deletions
     assert 16 <= shipped <= 24, shipped
     assert rt.metrics.barriers == 1

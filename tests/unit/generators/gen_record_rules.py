@@ -1,4 +1,5 @@
-"""A test-side checker of design.md's update-record rules, independent of the generators."""
+"""A test-side checker of the update-record rules (docs/architecture.md, "Update records"),
+independent of the generators."""
 
 from __future__ import annotations
 

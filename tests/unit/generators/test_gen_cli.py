@@ -170,7 +170,8 @@ def test_demo_writes_the_input_set(tmp_path: Path, capsys: pytest.CaptureFixture
     assert sum(problem(line) is not None for line in churn_lines) == 9
     assert all(problem(r) is None for r in read_jsonl(out / "topology.jsonl"))
     sensors = read_jsonl(out / "sensors.jsonl")
-    assert sum(r["relation"] == "triggered" for r in sensors) == 5 + round(0.3 * 95)  # DEMO_TRIGGER_FRACTION
+    # 0.3: DEMO_TRIGGER_FRACTION
+    assert sum(r["relation"] == "triggered" for r in sensors) == 5 + round(0.3 * 95)
     assert "demo" in capsys.readouterr().out
 
 

@@ -123,10 +123,10 @@ def test_invalid_lines_are_written_verbatim(tmp_path: Path) -> None:
 def test_the_lake_validator_accepts_generated_records_and_rejects_injected_ones(
     tmp_path: Path,
 ) -> None:
-    validation = pytest.importorskip("aspen.lake.validation")
     from aspen.errors import InvalidRecordError
     from aspen.generators.sensors import sensor_grid
     from aspen.generators.workloads import sensor_batches
+    from aspen.lake import validation
 
     records = churn(transit_stub(seed=2), ChurnParams(events=100, ttl_fraction=0.5), seed=2)
     records += [r for batch in sensor_batches(sensor_grid(jitter=2.0, seed=2)) for r in batch]

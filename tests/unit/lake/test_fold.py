@@ -45,9 +45,11 @@ def test_insert_renewal_replacement_and_delete_in_seq_order() -> None:
 
 def test_existing_instances_die_on_replacement_but_not_on_renewal() -> None:
     state = [live("v1", 1, '["a","b",1.0]')]
-    renewal = rows(fold_key(pd.DataFrame(state + [update(9, "insert", src="a", dst="b", cost=1.0)])))
+    renewal = rows(fold_key(pd.DataFrame(
+        state + [update(9, "insert", src="a", dst="b", cost=1.0)])))
     assert set(renewal) == {"v9"}  # v1 untouched: it stays live beside v9
-    replaced = rows(fold_key(pd.DataFrame(state + [update(9, "insert", src="a", dst="b", cost=2.0)])))
+    replaced = rows(fold_key(pd.DataFrame(
+        state + [update(9, "insert", src="a", dst="b", cost=2.0)])))
     assert replaced["v1"]["death"] == "replaced" and replaced["v1"]["born"] is False
     assert replaced["v9"]["death"] is None
 
@@ -98,7 +100,8 @@ def test_a_sorted_stream_folds_key_by_key_wherever_its_frames_are_cut(
     ordered = pd.DataFrame(sorted(rows, key=lambda r: r["key"]))
     bounds = sorted({0, len(ordered), *(c for c in cuts if c < len(ordered))})
     stream = [ordered.iloc[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
-    expected = [r for _, group in ordered.groupby("key", sort=True) for r in records(fold_key(group))]
+    expected = [r for _, group in ordered.groupby("key", sort=True)
+                for r in records(fold_key(group))]
     folded = [r for frame in fold_sorted(stream) for r in records(frame)]
     assert folded == expected
 

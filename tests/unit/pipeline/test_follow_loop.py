@@ -11,7 +11,7 @@ import pytest
 
 from aspen.errors import ConfigError
 from aspen.lake.deltars import write_table
-from aspen.pipeline.follow import follow, log_versions
+from aspen.pipeline.follow import Chore, follow, lake_chores, log_versions
 from aspen.pipeline.maintain_local import MaintainReport
 
 
@@ -93,3 +93,86 @@ def test_stop_is_honoured_between_batches(lake) -> None:
 def test_bad_limits_are_config_errors(lake, option, value, message) -> None:
     with pytest.raises(ConfigError, match=message):
         follow(lake, lambda: MaintainReport(0, -1, nothing_to_do=True), **{option: value})
+
+
+class _FakeClock:
+    """A clock that moves only when told: each look of the loop (``stop_requested``) is
+    ``step`` seconds."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        return self.now
+
+    def tick(self) -> bool:
+        self.now += self.step
+        return False
+
+
+def test_chores_run_at_their_cadence_between_batches(lake) -> None:
+    clock = _FakeClock(step=60.0)
+    swept: list[float] = []
+    kept: list[float] = []
+    chores = [Chore("expire", 300, lambda: swept.append(clock.now) or []),
+              Chore("housekeeping", 1000, lambda: kept.append(clock.now) or [], at_start=False)]
+    batches: list[float] = []
+    lines: list[str] = []
+    report = follow(lake, lambda: batches.append(clock.now) or MaintainReport(
+        0, -1, nothing_to_do=True), poll=0.001, duration=2000, stop_requested=clock.tick,
+        clock=clock, chores=chores, emit=lines.append)
+    # the sweep first at the start, then at the first look 300 s after its last start
+    assert swept == [60.0, 360.0, 660.0, 960.0, 1260.0, 1560.0, 1860.0]
+    assert kept == [1020.0]  # not at the start: one period after it (0)
+    assert batches == [120.0]  # chores never moved a watched table: one first look only
+    assert report.batches == 0 and lines == [
+        f"following {lake.lake_uri}: a look every 0.001 s, expire every 300 s, housekeeping "
+        "every 1000 s; stops between batches when asked (SIGTERM, aspen maintain --stop)"]
+    idle = report.polls - len(batches)
+    assert idle >= 20  # idle looks without a chore: no Spark job in those
+
+
+def test_a_sweep_that_killed_something_is_maintained_next(lake) -> None:
+    _land(lake)
+    clock = _FakeClock(step=100.0)
+    order: list[str] = []
+
+    def sweep() -> list[str]:
+        order.append("sweep")
+        if len(order) > 1:  # the second sweep kills: deaths land in ``variables``
+            _land(lake, "variables")
+            return ["expire: batch 2: 1 instance(s) expired"]
+        return []
+
+    def run() -> MaintainReport:
+        order.append(f"batch over variables v{log_versions(lake)[1]}")
+        return MaintainReport(len(order), 1, deleted_vars=1)
+
+    lines: list[str] = []
+    report = follow(lake, run, poll=0.001, duration=650, stop_requested=clock.tick, clock=clock,
+                    chores=[Chore("expire", 300, sweep)], emit=lines.append)
+    # a sweep at the start (nothing due), the first look's batch, then idle looks until the
+    # sweep at 400 kills: the next look sees ``variables`` moved and maintains a batch
+    assert order == ["sweep", "batch over variables v-1", "sweep", "batch over variables v0"]
+    assert report.batches == 2
+    assert lines.index("expire: batch 2: 1 instance(s) expired") < len(lines) - 1
+
+
+def test_a_chore_error_ends_the_follower(lake) -> None:
+    def broken() -> list[str]:
+        raise RuntimeError("sweep failed")
+
+    with pytest.raises(RuntimeError, match="sweep failed"):
+        follow(lake, lambda: MaintainReport(0, -1, nothing_to_do=True), poll=0.001,
+               duration=5, chores=[Chore("expire", 300, broken)])
+
+
+def test_lake_chores_follow_the_options(lake) -> None:
+    assert [(c.name, c.every, c.at_start) for c in lake_chores(lake)] == [
+        ("expire", 300.0, True), ("housekeeping", 86400.0, False)]
+    assert lake_chores(lake, expire_every=0, housekeep_every=0) == []
+    with pytest.raises(ConfigError, match="--expire-every must not be negative"):
+        lake_chores(lake, expire_every=-1)
+    with pytest.raises(ConfigError, match="the expire chore runs every positive time"):
+        follow(lake, lambda: MaintainReport(0, -1, nothing_to_do=True),
+               chores=[Chore("expire", 0, list)])

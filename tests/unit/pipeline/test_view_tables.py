@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from aspen.catalog import VIEW_COLUMNS
 from aspen.errors import UnknownViewError
 from aspen.lake.deltars import read_table, write_table
-from aspen.pipeline.view_tables import VIEW_COLUMNS, row_to_tuple, view_frame
+from aspen.pipeline.view_tables import row_to_tuple, view_frame
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
 
@@ -34,7 +35,8 @@ def test_round_trip_through_delta(tmp_path) -> None:
     write_table(settings, "cheapest_path", view_frame("cheapest_path", tuples, m, batch_id=7))
     frame = read_table(settings, "cheapest_path")
     assert set(frame["batch_id"]) == {7}
-    back = {row_to_tuple("cheapest_path", r): m.decode(bytes(r["provenance"])) for r in frame.to_dict("records")}
+    back = {row_to_tuple("cheapest_path", r): m.decode(bytes(r["provenance"]))
+            for r in frame.to_dict("records")}
     assert back == tuples
     assert (frame["prov_bytes"] > 0).all()
 

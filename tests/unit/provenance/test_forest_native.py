@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 from provenance_testkit import VARS, build, exprs, subsets, truth
 
 from aspen.errors import ProvenanceError
-from aspen.provenance.bdd import (
-    _FOREST_MAGIC,
-    _MAGIC,
-    ProvenanceManager,
-    _portable_bytes,
-    decode_forest,
-    encode,
-    encode_forest,
-)
+from aspen.provenance import codec
+from aspen.provenance.bdd import ProvenanceManager, decode_forest, encode, encode_forest
 from aspen.provenance.forest_native import LIBRARY, encode_native, forest_decoder
 
 pytest.importorskip("dd.cudd")
@@ -107,8 +100,8 @@ def test_corrupt_forests_raise_the_portable_decoders_errors(case):
 
 
 def portable_bytes(formulas: list, *, forest: bool) -> bytes:
-    magic = _FOREST_MAGIC if forest else _MAGIC
-    return _portable_bytes(magic, formulas, with_count=forest)
+    magic = codec.FOREST_MAGIC if forest else codec.MAGIC
+    return codec.portable_bytes(magic, formulas, with_count=forest)
 
 
 @settings(max_examples=60, deadline=None)
@@ -152,5 +145,6 @@ def test_encoding_each_formula_grows_its_buffers_past_a_large_formula():
 def test_cudd_managers_encode_with_the_compiled_walk():
     m = cudd(VARS)
     f = m.or_(m.and_(m.var("p0"), m.var("p1")), m.var("p2"))
-    assert encode_native(_FOREST_MAGIC, [f], True) is not None
-    assert encode_native(_FOREST_MAGIC, [ProvenanceManager(backend="python").true], True) is None
+    assert encode_native(codec.FOREST_MAGIC, [f], True) is not None
+    python_true = ProvenanceManager(backend="python").true
+    assert encode_native(codec.FOREST_MAGIC, [python_true], True) is None

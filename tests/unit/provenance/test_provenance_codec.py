@@ -18,7 +18,7 @@ BACKEND_NAMES = ["cudd", "python"]
 
 
 def fig9(m: ProvenanceManager):
-    """002 Fig. 9: reachable(A,F) = p0(p1 + p2p3) + (p4 + p6p7)p5."""
+    """Liu 2016, Fig. 9: reachable(A,F) = p0(p1 + p2p3) + (p4 + p6p7)p5."""
     p = [m.var(f"p{i}") for i in range(8)]
     return m.or_(
         m.and_(p[0], m.or_(p[1], m.and_(p[2], p[3]))),

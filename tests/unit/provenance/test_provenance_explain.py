@@ -20,7 +20,7 @@ BACKEND_NAMES = ["cudd", "python"]
 
 
 def fig3(m: ProvenanceManager) -> dict[str, object]:
-    """000 Fig. 3 at fixpoint: link(A,B)=p1, (B,C)=p2, (C,A)=p3, (C,B)=p4."""
+    """Liu et al. 2008, Fig. 3 at fixpoint: link(A,B)=p1, (B,C)=p2, (C,A)=p3, (C,B)=p4."""
     p1, p2, p3, p4 = (m.var(f"p{i}") for i in range(1, 5))
     return {
         "AA": m.conj([p1, p2, p3]),
@@ -49,7 +49,7 @@ def test_fig3_witnesses_and_critical(backend):
 def test_fig3_what_if_deleting_link_cb_removes_nothing(backend):
     m = ProvenanceManager(backend=backend)
     view = fig3(m)
-    assert what_if(m, view, ["p4"]) == set()  # 000:L411: deleting link(C,B) removes no tuple
+    assert what_if(m, view, ["p4"]) == set()  # paper §4: deleting link(C,B) removes no tuple
     assert what_if(m, view, ["p2"]) == {"AA", "AC", "BA", "BB", "BC", "CC"}
     assert view["BB"] == fig3(m)["BB"]  # stored formulas untouched
 

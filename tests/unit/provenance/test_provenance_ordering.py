@@ -23,7 +23,8 @@ from aspen.provenance.ordering import (
     order_variables,
 )
 
-FIG9 = [("A", "B"), ("B", "F"), ("B", "C"), ("C", "F"), ("A", "D"), ("D", "F"), ("A", "E"), ("E", "D")]
+FIG9 = [("A", "B"), ("B", "F"), ("B", "C"), ("C", "F"), ("A", "D"), ("D", "F"), ("A", "E"),
+        ("E", "D")]
 VAR_OF = {e: f"p{i}" for i, e in enumerate(FIG9)}
 
 

@@ -15,7 +15,8 @@ T0 = datetime(2024, 5, 1, 12, 0, 0)
 
 def sample() -> VariableRegistry:
     reg = VariableRegistry()
-    reg.register("v1", "link", ("n1", "n2", 2.0), inserted_at=T0, expires_at=T0 + timedelta(seconds=60))
+    reg.register("v1", "link", ("n1", "n2", 2.0), inserted_at=T0,
+                 expires_at=T0 + timedelta(seconds=60))
     reg.register("v2", "sensor", ("s7", 10.0, 35.5), inserted_at=T0)
     reg.register("v3", "triggered", ("s7",), inserted_at=T0, expires_at=T0 + timedelta(seconds=30))
     reg.register("v4", "region_seed", ("r1", "s7"), inserted_at=T0)

@@ -13,7 +13,8 @@ formula**: the OR of the provenance of the members attaining the value (MIN/MAX)
 >>> agg = GroupAggregate(m, "region_sizes", group=(0,), fn="count")
 >>> [u.tuple for u in agg.process("in", Update.ins("active_region", ("r1", "s1"), m.var("a")))]
 [('r1', 1)]
->>> [(u.op, u.tuple) for u in agg.process("in", Update.ins("active_region", ("r1", "s2"), m.var("b")))]
+>>> [(u.op, u.tuple)
+...  for u in agg.process("in", Update.ins("active_region", ("r1", "s2"), m.var("b")))]
 [('DEL', ('r1', 1)), ('INS', ('r1', 2))]
 >>> [(u.op, u.tuple) for u in agg.delete_vars(frozenset({"a", "b"}))]
 [('DEL', ('r1', 2))]
@@ -42,7 +43,8 @@ class GroupAggregate(Operator):
                  fn: str, column: int = -1) -> None:
         super().__init__(manager)
         if fn not in AGGREGATE_FUNCTIONS:
-            raise EngineError(f"unknown aggregate {fn!r}; choose one of {list(AGGREGATE_FUNCTIONS)}")
+            raise EngineError(
+                f"unknown aggregate {fn!r}; choose one of {list(AGGREGATE_FUNCTIONS)}")
         self.relation = relation
         self.group = tuple(group)
         self.fn = fn

@@ -1,4 +1,4 @@
-"""Streaming aggregate selection, AggSel (000 Algorithm 4, with decisions 6 and 1).
+"""Streaming aggregate selection, AggSel (Liu et al. 2008, Algorithm 4, with decisions 6 and 1).
 
 Per group (the grouping columns) AggSel keeps **every** derivable tuple seen (``H``), their
 provenance (``P``), and for each MIN/MAX aggregate the best value and **all tuples tied with it**.

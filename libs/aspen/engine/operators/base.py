@@ -1,7 +1,7 @@
 """The operator contract shared by Fixpoint, PipelinedHashJoin, MinShip, AggSel and GroupAggregate.
 
 An operator consumes :class:`~aspen.engine.records.Update` records on named ports and returns the
-updates it emits, in order. Conventions (design.md "Semantics we decided"):
+updates it emits, in order. Conventions (the decisions of docs/architecture.md):
 
 * ``INS`` carries one derivation's provenance ``pv``; operators OR it into their state and emit
   the *incoming* derivation's provenance (decision 3, monotone).

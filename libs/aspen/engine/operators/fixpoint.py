@@ -1,8 +1,8 @@
-"""Fixpoint (000 Algorithm 1, errata fixed): the provenance map of a recursive view at one node.
+"""Fixpoint (Liu et al. 2008, Algorithm 1, errata fixed): a recursive view's provenance at a node.
 
 * INS of a new tuple: store its provenance, emit it.
 * INS of a known tuple: OR the derivation in; if it was absorbed (P unchanged) emit nothing,
-  otherwise emit the *incoming derivation* (decision 3 / option (b): monotone, no ``P ∧ ¬old``).
+  otherwise emit the *incoming derivation* (decision 3: monotone, no ``P ∧ ¬old``).
 * A variable deletion (from the base stream, the recursive stream or the broadcast, decision 2)
   restricts every stored formula; tuples whose formula becomes false leave the view and a DEL is
   emitted. A retraction (DEL with no dead variables, from AggSel) removes that tuple.

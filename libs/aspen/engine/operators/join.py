@@ -1,4 +1,4 @@
-"""Symmetric pipelined hash join with provenance (000 Algorithm 2, errata fixed).
+"""Symmetric pipelined hash join with provenance (Liu et al. 2008, Algorithm 2, errata fixed).
 
 State per side: ``h`` join key → *set* of tuples, and a provenance store tuple → formula. An INS
 on one side ORs into that side's state; if the formula changed it probes the other side and emits
@@ -8,7 +8,7 @@ derivation, not the merged formula). An absorbed derivation emits nothing.
 A variable deletion restricts both sides (restrict-to-false, never ``x ∧ ¬y``); with
 ``cascade_deletes`` it emits a DEL for every output pair of a tuple that died. A retraction removes
 one tuple silently. Window hooks (``window_left``/``window_right``, called after every update on
-their side, as 000 L721-744 with ``W_S`` called symmetrically) return expired ``(tuple, vars)``:
+their side, as in Algorithm 2, with ``W_S`` called symmetrically) return expired ``(tuple, vars)``:
 those variables are restricted to false in that tuple.
 
 Probing is by key; a side may probe several keys (``probe_left``/``probe_right``), which turns the
@@ -168,7 +168,8 @@ class PipelinedHashJoin(Operator):
             out.extend(self._expire(side, other, expired, frozenset(dead)))
         return out
 
-    def _expire(self, side: _Side, other: _Side, values: tuple, dead: frozenset[str]) -> list[Update]:
+    def _expire(self, side: _Side, other: _Side, values: tuple,
+                dead: frozenset[str]) -> list[Update]:
         old = side.store.get(values)
         if old is None:
             return []
@@ -182,7 +183,8 @@ class PipelinedHashJoin(Operator):
             side.store.set(values, new)
         return self._cascade(side, other, [values], dead)
 
-    def _cascade(self, side: _Side, other: _Side, changed: list[tuple], dead: frozenset[str]) -> list[Update]:
+    def _cascade(self, side: _Side, other: _Side, changed: list[tuple],
+                 dead: frozenset[str]) -> list[Update]:
         if not self.cascade_deletes:
             return []
         out: list[Update] = []

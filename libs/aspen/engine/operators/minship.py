@@ -1,4 +1,4 @@
-"""MinShip (000 Algorithm 3) with the lazy-completeness fix of recursive-views.md §9.3.
+"""MinShip (Liu et al. 2008, Algorithm 3), lazy mode made complete under variable deletions.
 
 * The first derivation of a tuple is shipped at once (``B_sent[t] := pv``).
 * A later derivation absorbed by ``B_sent[t]`` is dropped; otherwise it is OR-ed into the buffer
@@ -9,7 +9,7 @@
   ``B_sent`` changed while ``P_ins`` still holds an alternative, ``INS(t, P_ins[t])`` is shipped
   (and folded into ``B_sent``). Alternatives go before deletions (decision 5). :meth:`flush`
   ships everything in either mode (exact provenance downstream).
-* Every shipped batch also updates ``B_sent`` (the pseudocode omits it; 000 L477 says so).
+* Every shipped batch also updates ``B_sent`` (the pseudocode omits it; the text of §5 says so).
 
 >>> from aspen.provenance import ProvenanceManager
 >>> from aspen.engine.records import Update

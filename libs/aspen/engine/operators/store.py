@@ -1,12 +1,13 @@
 """Provenance state shared by the stateful operators: tuple → formula, indexed by variable.
 
-A deletion touches only the tuples whose formula may mention a dead variable (design.md "Known
-performance risk"): the index maps each variable to a *superset* of the tuples mentioning it
-(supports only grow between restrictions; stale entries are skipped). Entries changed since the
-index was last brought up to date are *dirty*; until the index is first built (a new store, or
-one just restored from bytes) every entry is, and no set of them is kept. When most entries are
-dirty and CUDD is in use, a deletion finds the dirty entries it touches with one compiled walk over
-their BDDs (:func:`~aspen.engine.support.mention_scanner`) instead of indexing them all.
+A deletion touches only the tuples whose formula may mention a dead variable
+(docs/architecture.md, "Limits"): the index maps each variable to a *superset* of the tuples
+mentioning it (supports only grow between restrictions; stale entries are skipped). Entries
+changed since the index was last brought up to date are *dirty*; until the index is first built
+(a new store, or one just restored from bytes) every entry is, and no set of them is kept. When
+most entries are dirty and CUDD is in use, a deletion finds the dirty entries it touches with
+one compiled walk over their BDDs (:func:`~aspen.engine.support.mention_scanner`) instead of
+indexing them all.
 
 >>> from aspen.provenance import ProvenanceManager
 >>> m = ProvenanceManager(backend="python")

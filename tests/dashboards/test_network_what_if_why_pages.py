@@ -1,6 +1,6 @@
-"""AppTest of the dashboard gaps of issue 6: recently dead links on the Network page, failed
-sensors on the What-if page, region members on the Why page, and plain messages on empty or
-partial lakes. The lake is small and literal, written with delta-rs (no Spark).
+"""AppTest of the Network, What-if and Why pages: recently dead links on the Network page,
+failed sensors on the What-if page, region members on the Why page, and plain messages on empty
+or partial lakes. The lake is small and literal, written with delta-rs (no Spark).
 
 Topology: live links a→b (1), b→c (2), a→c (5). Deaths in the registry: c→d deleted in batch 3,
 d→a expired in batch 4, a→d deleted in batch 1, an old b→c instance deleted in batch 4 (b→c is

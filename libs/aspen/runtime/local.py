@@ -6,8 +6,9 @@ travel as messages on FIFO channels, one per (sender, receiver) pair; delivering
 operator, whose outputs are routed by the plan (pipelined semi-naive evaluation: each update meets
 only the state that arrived before it). A batch runs to quiescence. With ``coalesce`` (default) an
 INS queued on a channel absorbs later INS of the same tuple for the same operator (one message,
-the OR of the derivations), unless a retraction of that tuple was queued in between. With ``shuffle_seed`` the next
-channel to deliver from is chosen at random (per-channel FIFO is kept), to test order independence.
+the OR of the derivations), unless a retraction of that tuple was queued in between. With
+``shuffle_seed`` the next channel to deliver from is chosen at random (per-channel FIFO is kept),
+to test order independence.
 
 Deletions (decisions 1-2): the dead variables are broadcast to every node, and every stateful
 operator restricts its state with them before any insertion of the batch; the DELs operators emit
@@ -36,6 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen.catalog import check_view, check_views
 from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 from aspen.engine.factory import build_operator, resolve_rule
 from aspen.engine.metrics import RuntimeMetrics
@@ -48,7 +50,7 @@ from aspen.engine.plan import Dataflow, PlanChoices, Route, ViewOutput
 from aspen.engine.records import DEL, INS, Update
 from aspen.errors import EngineError, UnknownViewError
 from aspen.provenance.bdd import Formula, ProvenanceManager
-from aspen.views import VIEW_LAYOUTS, build_dataflow, check_views
+from aspen.views import build_dataflow
 
 __all__ = ["LocalRuntime", "ViewDelta", "read_state_payload"]
 
@@ -149,7 +151,8 @@ class LocalRuntime:
         if reorder is not None:  # dd.cudd sifts dynamically by default: slower builds here
             self.manager.bdd.configure(reordering=reorder)
         self.nodes: list[dict[str, Operator]] = [
-            {spec.name: build_operator(spec, self.manager, runtime=True) for spec in self.dataflow.ops}
+            {spec.name: build_operator(spec, self.manager, runtime=True)
+             for spec in self.dataflow.ops}
             for _ in range(partitions)
         ]
         self._op_order = [spec.name for spec in self.dataflow.ops]
@@ -243,8 +246,7 @@ class LocalRuntime:
 
     def view(self, name: str) -> dict[tuple, Formula | None]:
         """The view's tuples → formula (a support formula or None for aggregates; see views)."""
-        if name not in VIEW_LAYOUTS:
-            raise UnknownViewError(f"unknown view {name!r}; known views: {', '.join(VIEW_LAYOUTS)}")
+        check_view(name)
         if name not in self._outputs:
             raise UnknownViewError(
                 f"view {name!r} is not maintained by this runtime (views: {', '.join(self.views)})"

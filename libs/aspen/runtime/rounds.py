@@ -58,14 +58,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen.catalog import check_views
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.node import NodeRuntime, OutboxEntry, decode_messages, encode_messages
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
 from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager, default_backend
-from aspen.views import check_views
+from aspen.runtime.node import NodeRuntime, OutboxEntry, decode_messages, encode_messages
 
 __all__ = ["SHARED_CACHE_SLOTS", "HostRound", "Mail", "NodeCache", "NodeStep", "Published",
            "PublishedChanges", "RoundInput", "RoundRuntime", "State", "StoredState",
@@ -126,13 +126,27 @@ def encode_journal(entries: Iterable[RoundInput]) -> bytes:
     return b"".join(pickle.dumps(e, protocol=pickle.HIGHEST_PROTOCOL) for e in entries)
 
 
+class _JournalUnpickler(pickle.Unpickler):
+    """Reads journals written when this module was ``aspen.engine.rounds`` too (a lake's
+    ``node_state`` keeps them across upgrades)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(__name__ if module == "aspen.engine.rounds" else module, name)
+
+
 def decode_journal(data: bytes | None) -> tuple[RoundInput, ...]:
-    """The entries of :func:`encode_journal` bytes (our own journal only: pickle)."""
+    """The entries of :func:`encode_journal` bytes (our own journal only: pickle).
+
+    >>> old = pickle.dumps(RoundInput(flush=True), protocol=0).replace(
+    ...     b"aspen.runtime.rounds", b"aspen.engine.rounds")  # the module's former name
+    >>> decode_journal(old)
+    (RoundInput(dead=(), facts=(), inbox=(), flush=True, seconds=0.0, publish=False),)
+    """
     if not data:
         return ()
     stream, out = io.BytesIO(data), []
     while stream.tell() < len(data):
-        out.append(pickle.load(stream))
+        out.append(_JournalUnpickler(stream).load())
     return tuple(out)
 
 
@@ -163,7 +177,7 @@ class StoredState:
 
 
 #: Mail between hosts as delivered: (sender node, place in the sender host's outbox this
-#: round, the bytes of its messages: :func:`~aspen.engine.node.encode_messages`);
+#: round, the bytes of its messages: :func:`~aspen.runtime.node.encode_messages`);
 #: :func:`mail_in_order` puts a node's mail back in channel order.
 Mail = tuple[int, int, bytes]
 
@@ -239,8 +253,8 @@ class NodeStep:
 
 
 #: The most computed-table slots CUDD may grow a :class:`NodeCache`'s shared manager to (dd sets
-#: no limit). Measured on the 1,000-node build of the round protocol (2 hosts): 4.2 M slots per
-#: host uncapped; capped here, 0.19 GB less memory and no slower (docs/decisions.md, "Session 24").
+#: no limit): uncapped it grows to millions of slots at 1,000 nodes; capped, it uses less memory
+#: and is no slower (measurements: docs/performance.md).
 SHARED_CACHE_SLOTS = 2**20
 
 
@@ -260,9 +274,8 @@ class NodeCache:
     The nodes a cache restores or creates share one BDD manager per backend
     (:meth:`manager`): a formula that several nodes of this process hold — a message's, which
     the sender and the receiver keep — is one set of BDD nodes, not one per node, and the
-    process has one unique table and one computed table instead of one per node. Measured on
-    the 1,000-node build of the round protocol (12 nodes, 2 hosts): see docs/decisions.md,
-    "Session 24". ``share_manager=False`` gives each node its own manager.
+    process has one unique table and one computed table instead of one per node
+    (measurements: docs/performance.md). ``share_manager=False`` gives each node its own manager.
 
     >>> cache = NodeCache()
     >>> node = NodeRuntime(0, 1, backend="python")
@@ -392,7 +405,7 @@ def step_node(
 
 def _bundled(raw: Iterable[OutboxEntry],
              manager: ProvenanceManager) -> list[tuple[int, int, bytes]]:
-    """A step's raw outbox (:data:`~aspen.engine.node.OutboxEntry`) as one :func:`encode_messages`
+    """A step's raw outbox (:data:`~aspen.runtime.node.OutboxEntry`) as one :func:`encode_messages`
     bundle per destination (``(dst, messages, bytes)``), each in the order sent."""
     by_dst: dict[int, list[tuple[str, str, Update]]] = {}
     for dst, target, port, update in raw:

@@ -5,14 +5,14 @@ partition and round: it restores the node from its state bytes, kills the batch'
 (round 0), inserts the base facts the node owns (round 0), delivers the messages other nodes sent
 it, runs its operators to local quiescence, and returns what it must send elsewhere (its
 *outbox*) together with its new state bytes. Routing, coalescing and the operators are those of
-:class:`~aspen.engine.runtime.LocalRuntime` — a node is a LocalRuntime that owns one partition and
+:class:`~aspen.runtime.local.LocalRuntime` — a node is a LocalRuntime that owns one partition and
 posts messages for the others to its outbox instead of delivering them.
 
 Messages cross nodes as bytes (:func:`encode_messages`): the updates a node sends another in
 one step travel together, their provenance as one BDD forest (variable names, not manager ids),
 so the receiver rebuilds them in its own BDD manager and a BDD node shared by several formulas
 is encoded once. The nodes one process restores share one manager
-(:class:`~aspen.engine.rounds.NodeCache`): a formula several of them hold is stored once.
+(:class:`~aspen.runtime.rounds.NodeCache`): a formula several of them hold is stored once.
 
 >>> from aspen.engine.batch import BaseFact
 >>> a, b = NodeRuntime(0, partitions=2, backend="python"), NodeRuntime(1, partitions=2,
@@ -35,10 +35,10 @@ from aspen.engine.batch import BaseFact
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
 from aspen.engine.records import INS, Update
-from aspen.engine.runtime import LocalRuntime, read_state_payload
 from aspen.engine.segmented_codec import SegmentedCodec
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager, decode_forest, encode_forest
+from aspen.runtime.local import LocalRuntime, read_state_payload
 
 __all__ = ["Message", "NodeRuntime", "OutboxEntry", "ViewChanges", "collection_paused",
            "decode_messages", "encode_messages"]
@@ -180,7 +180,8 @@ class NodeRuntime(LocalRuntime):
 
     def run(self, flush: bool = False) -> list[OutboxEntry]:
         """Run to local quiescence (in eager mode, or with ``flush``, firing the MinShip timer
-        until nothing is buffered) and return the outbox, emptied: ``[dst, target, port, update]``."""
+        until nothing is buffered) and return the outbox, emptied:
+        ``[dst, target, port, update]``."""
         self._drain()
         if flush or self.choices.mode == "eager":
             while self._fire_timer():

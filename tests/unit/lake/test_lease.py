@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from aspen.errors import LakeError
-from aspen.pipeline import lease as lease_module
-from aspen.pipeline.lease import (
+from aspen.lake import lease as lease_module
+from aspen.lake.lease import (
     LeaseHolder,
     LostLeaseError,
     MaintainerLease,
@@ -121,7 +121,7 @@ def test_renewal_extends_and_a_taken_lease_is_lost_before_commit(lake) -> None:
 
 
 def test_live_follower_is_a_live_lease_held_by_a_follower(lake) -> None:
-    from aspen.pipeline.lease import live_follower
+    from aspen.lake.lease import live_follower
 
     assert live_follower(lake) is None
     with MaintainerLease(lake, "aspen maintain"):  # a one-batch run is not a follower

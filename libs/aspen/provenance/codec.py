@@ -1,0 +1,254 @@
+"""The byte codec of provenance formulas: the format, and its portable (pure Python) encoder and
+decoders, for any ``dd`` backend.
+
+A formula's bytes list its BDD's nodes children first: a magic byte, the variable names, the
+nodes as (variable, low, high) references, then the root. References are varints: 0 = false,
+1 = true, k + 2 = the k-th node. Names travel with the nodes, so the bytes decode in any
+manager, whatever its variable order. A *forest* (:data:`FOREST_MAGIC`) lists many formulas'
+nodes at once, every shared node once, then the count of roots and the roots. With CUDD the
+compiled walk of :mod:`aspen.provenance.forest_native` writes and reads the same bytes;
+:mod:`aspen.provenance.bdd` chooses between the two.
+
+>>> from aspen.provenance.bdd import ProvenanceManager
+>>> m = ProvenanceManager(backend="python")
+>>> f = m.or_(m.var("x1"), m.var("x2"))
+>>> data = portable_bytes(MAGIC, [f], with_count=False)
+>>> data[0] == MAGIC, decode(m, data) == f
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ProvenanceError
+
+if TYPE_CHECKING:
+    from aspen.provenance.bdd import ProvenanceManager
+
+__all__ = [
+    "FOREST_MAGIC", "MAGIC", "Formula", "decode", "decode_forest_portable", "get_varint",
+    "name_bytes", "node_list", "portable_bytes", "read_names",
+]
+
+Formula = Any  # a ``dd`` Function of a :class:`~aspen.provenance.bdd.ProvenanceManager`
+
+#: The first byte of one formula's encoding, and of a forest's.
+MAGIC = 0xA5
+FOREST_MAGIC = 0xA6
+_FALSE_REF, _TRUE_REF = 0, 1
+
+
+def node_list(formula: Formula) -> tuple[list[str], list[tuple[int, int, int]], int]:
+    """Children-first list of (var index, low ref, high ref) of a complement-free ROBDD."""
+    names, nodes, roots = _forest_node_list([formula])
+    return names, nodes, roots[0]
+
+
+def _forest_node_list(
+    formulas: Sequence[Formula],
+) -> tuple[list[str], list[tuple[int, int, int]], list[int]]:
+    """One children-first node list for many roots: a node shared by several is listed once."""
+    names: list[str] = []
+    name_index: dict[str, int] = {}
+    nodes: list[tuple[int, int, int]] = []
+    refs: dict[int, int] = {}
+    if not formulas:
+        return names, nodes, []
+    bdd = formulas[0].bdd
+    false, true = bdd.false, bdd.true
+
+    def ref_of(u: Formula) -> int:
+        if u == false:
+            return _FALSE_REF
+        if u == true:
+            return _TRUE_REF
+        key = int(u)
+        found = refs.get(key)
+        if found is not None:
+            return found
+        # iterative post-order to stay clear of the recursion limit on deep BDDs
+        stack: list[tuple[Formula, bool]] = [(u, False)]
+        while stack:
+            node, expanded = stack.pop()
+            nkey = int(node)
+            if nkey in refs:
+                continue
+            low, high = node.low, node.high
+            if node.negated:
+                low, high = ~low, ~high
+            if not expanded:
+                stack.append((node, True))
+                for child in (high, low):
+                    if child != false and child != true and int(child) not in refs:
+                        stack.append((child, False))
+                continue
+            name = node.var
+            if name not in name_index:
+                name_index[name] = len(names)
+                names.append(name)
+            nodes.append((name_index[name], _child_ref(low, refs, false, true),
+                          _child_ref(high, refs, false, true)))
+            refs[nkey] = len(nodes) + 1
+        return refs[key]
+
+    roots = [ref_of(f) for f in formulas]
+    # list names top level first, so a fresh decoding manager declares them in the same order
+    levels = bdd.var_levels
+    ordered = sorted(names, key=levels.__getitem__)
+    remap = {name_index[n]: i for i, n in enumerate(ordered)}
+    return ordered, [(remap[v], lo, hi) for v, lo, hi in nodes], roots
+
+
+def _child_ref(u: Formula, refs: dict[int, int], false: Formula, true: Formula) -> int:
+    if u == false:
+        return _FALSE_REF
+    if u == true:
+        return _TRUE_REF
+    return refs[int(u)]
+
+
+def _put_varint(out: bytearray, value: int) -> None:
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return
+
+
+def get_varint(data: bytes, pos: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if pos >= len(data):
+            raise ProvenanceError("truncated provenance bytes")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+#: name → its length-prefixed UTF-8 bytes: the same few variable names head most encodings
+_NAME_BYTES: dict[str, bytes] = {}
+_NAME_BYTES_KEPT = 1 << 20
+
+
+def name_bytes(magic: int, names: list[str]) -> bytearray:
+    """Magic byte and variable names: the head of every encoding."""
+    out = bytearray([magic])
+    _put_varint(out, len(names))
+    known = _NAME_BYTES
+    for name in names:
+        piece = known.get(name)
+        if piece is None:
+            raw = name.encode()
+            prefix = bytearray()
+            _put_varint(prefix, len(raw))
+            if len(known) >= _NAME_BYTES_KEPT:
+                known.clear()
+            piece = known[name] = bytes(prefix) + raw
+        out += piece
+    return out
+
+
+def portable_bytes(magic: int, formulas: list[Formula], *, with_count: bool) -> bytes:
+    """The bytes of ``formulas`` after the ``magic`` byte (``with_count``: the root count
+    precedes the roots, as in a forest), walked in Python (any backend)."""
+    names, nodes, roots = _forest_node_list(formulas)
+    out = _node_bytes(magic, names, nodes)
+    if with_count:
+        _put_varint(out, len(roots))
+    for root in roots:
+        _put_varint(out, root)
+    return bytes(out)
+
+
+def _node_bytes(magic: int, names: list[str], nodes: list[tuple[int, int, int]]) -> bytearray:
+    """Magic byte, variable names, then the (var, low, high) node list, as varints."""
+    out = name_bytes(magic, names)
+    _put_varint(out, len(nodes))
+    for var_index, low, high in nodes:
+        _put_varint(out, var_index)
+        _put_varint(out, low)
+        _put_varint(out, high)
+    return out
+
+
+def read_names(data: bytes, pos: int) -> tuple[list[str], int]:
+    """The variable names written by :func:`_node_bytes`, and the position after them."""
+    n_names, pos = get_varint(data, pos)
+    names: list[str] = []
+    for _ in range(n_names):
+        length, pos = get_varint(data, pos)
+        if pos + length > len(data):
+            raise ProvenanceError("truncated provenance bytes")
+        try:
+            names.append(data[pos : pos + length].decode())
+        except UnicodeDecodeError as err:
+            raise ProvenanceError("corrupt provenance bytes (variable name not UTF-8)") from err
+        pos += length
+    return names, pos
+
+
+def decode(manager: ProvenanceManager, data: bytes) -> Formula:
+    """Rebuild a formula encoded by :func:`aspen.provenance.bdd.encode` inside ``manager``.
+
+    The bytes are parsed and checked completely before anything is declared in ``manager``;
+    any defect (bad magic, truncation, invalid UTF-8 name, dangling reference, trailing bytes)
+    raises :class:`ProvenanceError`.
+    """
+    if not data or data[0] != MAGIC:
+        raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
+    names, pos = read_names(data, 1)
+    n_nodes, pos = get_varint(data, pos)
+    nodes: list[tuple[int, int, int]] = []
+    for _ in range(n_nodes):
+        var_index, pos = get_varint(data, pos)
+        low, pos = get_varint(data, pos)
+        high, pos = get_varint(data, pos)
+        if var_index >= len(names) or low >= len(nodes) + 2 or high >= len(nodes) + 2:
+            raise ProvenanceError("corrupt provenance bytes (dangling reference)")
+        nodes.append((var_index, low, high))
+    root, pos = get_varint(data, pos)
+    if root >= len(nodes) + 2:
+        raise ProvenanceError("corrupt provenance bytes (bad root)")
+    if pos != len(data):
+        raise ProvenanceError("corrupt provenance bytes (trailing data)")
+    table: list[Formula] = [manager.false, manager.true]
+    variables = [manager.var(n) for n in names]
+    bdd = manager.bdd
+    for var_index, low, high in nodes:
+        table.append(bdd.ite(variables[var_index], table[high], table[low]))
+    return table[root]
+
+
+def decode_forest_portable(manager: ProvenanceManager, data: bytes) -> list[Formula]:
+    """Rebuild the formulas of forest bytes inside ``manager``, in Python (any backend); the
+    caller has checked the magic byte (:func:`aspen.provenance.bdd.decode_forest`)."""
+    names, pos = read_names(data, 1)
+    variables = [manager.var(n) for n in names]
+    table: list[Formula] = [manager.false, manager.true]
+    ite = manager.bdd.ite
+    append = table.append
+    n_nodes, pos = get_varint(data, pos)
+    roots: list[Formula] = []
+    try:  # a node refers only to earlier ones: a later one is not in the table yet
+        for _ in range(n_nodes):
+            var_index, pos = get_varint(data, pos)
+            low, pos = get_varint(data, pos)
+            high, pos = get_varint(data, pos)
+            append(ite(variables[var_index], table[high], table[low]))
+        n_roots, pos = get_varint(data, pos)
+        for _ in range(n_roots):
+            root, pos = get_varint(data, pos)
+            roots.append(table[root])
+    except IndexError as err:
+        raise ProvenanceError("corrupt provenance forest bytes (dangling reference)") from err
+    if pos != len(data):
+        raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
+    return roots
