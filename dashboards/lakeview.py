@@ -23,6 +23,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.catalog import VIEWS
+from aspen.lake.committed import reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
 from aspen.pipeline.lake_provenance import LakeProvenance
@@ -120,16 +121,19 @@ TableStatus = dict[str, object]
 
 
 def table_status(settings: Settings, name: str) -> TableStatus | None:
-    """Version and row count of one table, ``None`` if it does not exist.
+    """Version and row count of one table as readers see it (a maintained table as of the last
+    committed batch), ``None`` if there is none to read.
 
     A table delta-rs cannot read (e.g. deletion vectors) gives a row whose ``problem`` says why.
     """
     uri = settings.table_uri(name)
+    version = reading_version(settings, name)
+    if version is None:
+        return None
     try:
-        table = DeltaTable(uri)
+        table = DeltaTable(uri, version=version)
     except TableNotFoundError:
         return None
-    version = table.version()
     status: TableStatus = {
         "table": name,
         "version": version,
@@ -224,7 +228,7 @@ ProvenanceVersions = tuple[tuple[str, int], ...]
 
 def provenance_versions(settings: Settings) -> ProvenanceVersions:
     """Versions of the existing ``variables`` and view tables (cheap; changes on every commit)."""
-    found = ((name, table_version(settings, name)) for name in PROVENANCE_TABLES)
+    found = ((name, reading_version(settings, name)) for name in PROVENANCE_TABLES)
     return tuple((name, version) for name, version in found if version is not None)
 
 
@@ -277,7 +281,8 @@ class Snapshot(NamedTuple):
 def read_latest(
     settings: Settings, name: str, columns: tuple[str, ...] | None = None
 ) -> Snapshot | None:
-    """The latest version of table ``name`` (cached by version), ``None`` when it does not exist.
+    """Table ``name`` as readers see it (cached by version): a maintained table as of the last
+    committed batch, any other at its latest version; ``None`` when there is none to read.
 
     ``columns`` reads only those (e.g. not the provenance bytes). A table delta-rs cannot read,
     or without one of ``columns``, gives an empty ``rows`` and a ``problem`` saying why, so a
@@ -286,10 +291,11 @@ def read_latest(
     >>> read_latest(Settings(lake="/nonexistent/lake"), "ledger") is None
     True
     """
-    version = table_version(settings, name)
+    version = reading_version(settings, name)
     if version is None:
         return None
     try:
+        # metrics keep an uncommitted batch's rows: the health page flags that batch
         return Snapshot(version, load_table(settings.table_uri(name), version, columns))
     except TableNotFoundError:  # removed between the two reads
         return None

@@ -14,3 +14,16 @@ def open_page(path: str | None = None) -> AppTest:
         app.switch_page(path).run()
     assert not app.exception, app.exception
     return app
+
+
+def commit_views(lake: str) -> None:
+    """Commit a maintained batch over the view tables as they are now (a ledger row recording
+    their versions): the dashboard reads views as of the last committed batch."""
+    from aspen.catalog import VIEWS
+    from aspen.lake.committed import committed_batch
+    from aspen.pipeline import ledger
+    from aspen.settings import Settings
+
+    settings = Settings(lake=lake)
+    batch = committed_batch(settings) + 1
+    ledger.commit(settings, ledger.LedgerEntry(batch, batch, "local", 1, "lazy"), 0, 0, VIEWS)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from dashboard_apptest import open_page
+from dashboard_apptest import commit_views, open_page
 
 from aspen.lake.deltars import write_table
 from aspen.pipeline.view_tables import view_frame
@@ -53,6 +53,7 @@ def provenance_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("a", "c"): manager.or_(v3, manager.and_(v1, v2)),
     }
     write_table(settings, "reachable", view_frame("reachable", formulas, manager, batch_id=1))
+    commit_views(settings.lake)
     monkeypatch.setenv("ASPEN_LAKE", str(lake))
     return lake
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from dashboard_apptest import open_page
+from dashboard_apptest import commit_views, open_page
 from streamlit.testing.v1 import AppTest
 
 from aspen.lake.deltars import write_table
@@ -138,6 +138,7 @@ def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_table(settings, "reachable", view_frame("reachable", reachable, manager, batch_id=1))
     write_table(settings, "active_region",
                 view_frame("active_region", _region_formulas(manager), manager, batch_id=1))
+    commit_views(settings.lake)
     monkeypatch.setenv("ASPEN_LAKE", str(root))
     return root
 
@@ -408,6 +409,7 @@ def test_why_pairs_still_work(lake: Path) -> None:
 
 def test_why_view_table_without_its_columns_is_a_warning(lake: Path) -> None:
     write_table(Settings(lake=str(lake)), "active_region", pd.DataFrame({"region": ["r1"]}))
+    commit_views(str(lake))
     app = open_page(WHY)
     app.selectbox[0].select("active_region").run()
     assert not app.exception, app.exception

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
-from dashboard_apptest import open_page
+from dashboard_apptest import commit_views, open_page
 from streamlit.testing.v1 import AppTest
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
@@ -83,6 +83,7 @@ def views_lake(provenance_lake: Path) -> Path:  # noqa: F811
                        for i, (region, sensor) in enumerate(REGIONS)}
     write_table(settings, "active_region",
                 view_frame("active_region", region_formulas, manager, batch_id=1))
+    commit_views(settings.lake)
     return provenance_lake
 
 
@@ -94,6 +95,7 @@ def lake_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     manager = ProvenanceManager()
     for view in catalog.VIEWS:
         write_table(settings, view, view_frame(view, {}, manager, batch_id=1))
+    commit_views(settings.lake)
     instance = [("var", pa.string()), ("inserted_at", pa.timestamp("us", "UTC")),
                 ("expires_at", pa.timestamp("us", "UTC")), ("batch_id", pa.int64()),
                 ("seq", pa.int64())]

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from aspen.catalog import VIEWS
+from aspen.cli.main import main
+from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
@@ -35,6 +38,12 @@ SECOND = [
     {"op": "delete", "relation": "link", "src": "b", "dst": "c"},
     {"op": "delete", "relation": "triggered", "id": "s2"},
 ]
+
+
+def _rows(frame) -> set[tuple]:
+    """A view table's tuples, without provenance and bookkeeping columns."""
+    return {tuple(r[c] for c in frame.columns if c in ("src", "dst", "region", "sensor"))
+            for r in frame.to_dict("records")}
 
 
 def write(path: Path, records: list[dict]) -> Path:
@@ -77,9 +86,11 @@ def test_two_batches_then_explain_what_if_and_verify(spark, lake, tmp_path: Path
 
 
 @pytest.mark.slow
-def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp_path, monkeypatch):
+def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp_path, monkeypatch,
+                                                                 capsys):
     ingest_files(spark, lake, [write(tmp_path / "first.jsonl", FIRST)])
     maintain_local(lake, spark=spark, partitions=2, mode="eager")
+    committed = {view: _rows(read_table(lake, view)) for view in VIEWS}
     ingest_files(spark, lake, [write(tmp_path / "second.jsonl", SECOND)])
 
     def crash(*args, **kwargs):
@@ -90,6 +101,14 @@ def test_a_crash_before_the_ledger_row_is_repaired_by_the_rerun(spark, lake, tmp
         maintain_local(lake, spark=spark, partitions=2, mode="eager")
     # the views were already overwritten by the failed run, but the batch is not committed
     assert ledger.last_committed(lake).batch_id == 1
+    assert _rows(read_table(lake, "reachable")) != committed["reachable"]
+    # so every reader stays on batch 1: the committed versions, not the latest
+    assert {view: _rows(read_committed(lake, view)) for view in VIEWS} == committed
+    assert verify_lake(lake).ok
+    assert main(["--lake", lake.lake, "show", "reachable", "--format", "json"]) == 0
+    shown = {tuple(row.values()) for row in json.loads(capsys.readouterr().out)}
+    assert shown == {tuple(row) for row in committed["reachable"]}
+    assert LakeProvenance(lake).what_if({"v2"})["reachable"]  # v2 = link(b→c): live in batch 1
     monkeypatch.undo()
     report = maintain_local(lake, spark=spark, partitions=2, mode="eager")
     assert report.batch_id == 2 and report.deleted_vars == 2

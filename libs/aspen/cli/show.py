@@ -20,11 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.catalog import VIEW_COLUMNS, check_view
-    from aspen.lake.deltars import read_table
+    from aspen.lake.committed import read_committed
     from aspen.pipeline.view_tables import row_to_tuple
 
     view = check_view(args.view)
-    frame = read_table(settings, view)
+    frame = read_committed(settings, view)
     rows = sorted(row_to_tuple(view, r) for r in frame.to_dict("records"))
     if args.limit is not None:
         rows = rows[: args.limit]

@@ -30,12 +30,12 @@ __all__ = [
 ]
 
 
-def _open(settings: Settings, name: str):
+def _open(settings: Settings, name: str, version: int | None = None):
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        return DeltaTable(settings.table_uri(name))
+        return DeltaTable(settings.table_uri(name), version=version)
     except TableNotFoundError as err:
         raise TableMissingError(
             f"table '{name}' does not exist under {settings.lake_uri} "
@@ -186,9 +186,12 @@ def _file_stats_max(actions: Any, name: str, column: str) -> int | None:
     return best
 
 
-def read_table(settings: Settings, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-    """The whole table ``name`` as a pandas DataFrame (raises TableMissingError)."""
-    return _open(settings, name).to_pandas(columns=columns)
+def read_table(settings: Settings, name: str, columns: list[str] | None = None,
+               version: int | None = None) -> pd.DataFrame:
+    """The whole table ``name`` (at ``version``, default the latest) as a pandas DataFrame
+    (raises TableMissingError). Readers of maintained tables use
+    :func:`aspen.lake.committed.read_committed` instead."""
+    return _open(settings, name, version).to_pandas(columns=columns)
 
 
 def write_table(

@@ -19,6 +19,7 @@ from typing import Any
 
 from aspen.catalog import VIEW_COLUMNS, VIEWS, check_view
 from aspen.errors import ConfigError, UnknownKeyError
+from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table, table_exists
 from aspen.pipeline.view_tables import row_to_tuple
 from aspen.provenance.bdd import ProvenanceManager
@@ -126,7 +127,7 @@ class LakeProvenance:
     # -- views -----------------------------------------------------------------------------------
     def _frame(self, view: str) -> Any:
         if view not in self._frames:
-            self._frames[view] = read_table(self.settings, check_view(view))
+            self._frames[view] = read_committed(self.settings, check_view(view))
         return self._frames[view]
 
     def _decode_rows(self, view: str, rows: list[dict[str, Any]]) -> dict[tuple, Any]:

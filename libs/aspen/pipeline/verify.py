@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aspen.catalog import VIEWS
-from aspen.lake.deltars import read_table, table_exists
+from aspen.lake.committed import committed_versions, read_committed
+from aspen.lake.deltars import read_table
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import live_facts
 from aspen.pipeline.view_tables import row_to_tuple
@@ -58,11 +59,12 @@ def verify_lake(settings: Settings) -> VerifyResult:
     facts = live_facts(variables, through=entry.through_ingest_batch)
     expected = evaluate_all(facts)
     result = VerifyResult(entry.batch_id)
+    versions = committed_versions(settings)
     for view in VIEWS:
         maintained: set[tuple] = set()
-        if table_exists(settings, view):
-            maintained = {row_to_tuple(view, r)
-                          for r in read_table(settings, view).to_dict("records")}
+        if view in versions:  # as the last committed batch left it
+            maintained = {row_to_tuple(view, r) for r in
+                          read_committed(settings, view, versions=versions).to_dict("records")}
         want = set(expected.get(view, set()))
         result.sizes[view] = len(maintained)
         result.missing[view] = want - maintained

@@ -66,15 +66,16 @@ def check_table(
 
 
 def _load(settings: Settings, suites: Sequence[TableSuite]) -> tuple[dict, dict]:
-    from aspen.lake.deltars import read_table, table_exists
+    from aspen.lake.committed import committed_versions, read_committed, reading_version
 
     frames: dict[str, pd.DataFrame] = {}
     unreadable: dict[str, str] = {}
-    for suite in suites:
-        if suite.table in frames or not table_exists(settings, suite.table):
+    versions = committed_versions(settings)
+    for suite in suites:  # as of the last committed batch
+        if suite.table in frames or reading_version(settings, suite.table, versions) is None:
             continue
         try:
-            frames[suite.table] = read_table(settings, suite.table)
+            frames[suite.table] = read_committed(settings, suite.table, versions=versions)
         except Exception as err:  # e.g. a reader feature delta-rs lacks
             unreadable[suite.table] = _error(err)
     return frames, unreadable
