@@ -24,10 +24,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aspen.errors", "aspen.settings", "aspen.catalog"),
     ("aspen.provenance",),
     ("aspen.engine",),
-    ("aspen.views", "aspen.baselines", "aspen.generators"),
+    ("aspen.views", "aspen.baselines", "aspen.generators", "aspen.optimizer"),
     ("aspen.runtime", "aspen.spark"),
     ("aspen.lake",),
-    ("aspen.pipeline",),
+    ("aspen.pipeline", "aspen.queries"),
     ("aspen.quality",),
     ("aspen.bench", "aspen.cli"),
 )
