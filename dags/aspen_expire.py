@@ -1,7 +1,8 @@
 """Aspen TTL sweep: instances whose TTL has passed become deletions (``jobs/expire.py``).
 
 The next ``aspen_pipeline`` run maintains the views over them. Configuration: ``lake`` Param
-(``ASPEN_LAKE``), schedule ``ASPEN_EXPIRE_SCHEDULE`` (default every 5 minutes; ``none`` for
+(``ASPEN_LAKE``; a Param must be it or lie under ``ASPEN_ALLOWED_ROOTS``, else the task fails
+with one line), schedule ``ASPEN_EXPIRE_SCHEDULE`` (default every 5 minutes; ``none`` for
 manual runs). The sweep and the pipeline's ingest may overlap: each takes the lake's log writer
 lease to hand out a batch number, so one waits for the other. While a follower
 (``aspen maintain --follow``) holds the maintainer lease the task is skipped: the follower

@@ -1,6 +1,7 @@
 """Aspen housekeeping: Delta OPTIMIZE and VACUUM of every lake table (``jobs/housekeeping.py``).
 
-Configuration: ``lake`` Param (``ASPEN_LAKE``); ``retain_hours`` Param
+Configuration: ``lake`` Param (``ASPEN_LAKE``; a Param must be it or lie under
+``ASPEN_ALLOWED_ROOTS``, else the task fails with one line); ``retain_hours`` Param
 (``ASPEN_RETAIN_HOURS``, default 168): the time-travel window VACUUM keeps, which must exceed the
 longest gap between two maintained batches (crash recovery restores to the last committed
 versions); schedule ``ASPEN_HOUSEKEEPING_SCHEDULE`` (default daily). While a follower

@@ -11,6 +11,9 @@ Configuration (Airflow Params win over the environment, read when the task runs)
 - ``lake``: lake root, path or URI (``ASPEN_LAKE``, default ``./lakehouse``);
 - ``inbox``: folder of update files to ingest (``ASPEN_INBOX``, default ``<lake>/../inbox``);
   ingested files are moved to ``<inbox>/done/<run id>/`` afterwards;
+- a ``lake`` or ``inbox`` Param must be the configured one (``ASPEN_LAKE``, ``ASPEN_INBOX``) or
+  lie under a root of ``ASPEN_ALLOWED_ROOTS`` (comma-separated paths or URIs), with no ``..``
+  segment and no control characters; otherwise the task fails at once with one line;
 - ``partitions`` / ``mode`` / ``runtime``: query nodes, MinShip mode and maintenance runtime
   (``ASPEN_PARTITIONS`` 4, ``ASPEN_MODE`` lazy, ``ASPEN_RUNTIME`` local);
 - a follower: while ``aspen maintain --follow`` holds the lake's maintainer lease, ``apply`` and
@@ -33,11 +36,14 @@ from airflow.sdk import Asset, Param, dag, get_current_context, task
 
 from aspen import catalog
 from aspen.pipeline.launch import (
+    check_run_path,
     dag_arguments,
+    fail_task,
+    lake_param,
     spark_submit_command,  # noqa: F401 - part of this DAG's API
 )
 from aspen.pipeline.launch import run_spark_job as _spark_submit
-from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.settings import DEFAULT_LAKE, MAX_PARTITIONS, Settings
 
 DAG_ID = "aspen_pipeline"
 DEFAULT_SCHEDULE = "*/5 * * * *"
@@ -65,20 +71,31 @@ SUMMARY = _asset("summary")
 
 
 def _lake_and_inbox() -> tuple[str, Path]:
-    """The lake root and inbox folder for this run: Params, then environment, then defaults."""
-    params = get_current_context()["params"]
-    lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
-    inbox = params.get("inbox") or os.environ.get("ASPEN_INBOX")
-    if not inbox:
-        lake_uri = Settings(lake=lake).lake_uri
-        if not lake_uri.startswith("file:"):
-            from airflow.sdk.exceptions import AirflowFailException  # retrying cannot help
+    """The lake root and inbox folder for this run: Params, then environment, then defaults.
 
-            raise AirflowFailException(
-                f"the lake {lake!r} is not local: set the 'inbox' param or ASPEN_INBOX"
-            )
-        inbox = str(Path(unquote(urlparse(lake_uri).path)).parent / "inbox")
-    return Settings(lake=lake).lake_uri, Path(inbox).expanduser().resolve()
+    A Param must name the configured lake or inbox or lie under ``ASPEN_ALLOWED_ROOTS``
+    (:func:`aspen.pipeline.launch.check_run_path`); otherwise the task fails with one line.
+    """
+    from aspen.errors import ConfigError
+
+    params = get_current_context()["params"]
+    try:
+        lake_uri = lake_param(params)
+        configured_inbox = os.environ.get("ASPEN_INBOX") or None
+        if params.get("inbox") is not None:
+            inbox_uri = check_run_path("inbox", params["inbox"], configured_inbox)
+        elif configured_inbox:
+            inbox_uri = Settings(lake=configured_inbox).lake_uri
+        else:  # <lake>/../inbox
+            if not lake_uri.startswith("file:"):
+                raise ConfigError(f"the lake {lake_uri!r} is not local: set the 'inbox' param "
+                                  "or ASPEN_INBOX")
+            inbox_uri = Path(unquote(urlparse(lake_uri).path)).parent.joinpath("inbox").as_uri()
+        if not inbox_uri.startswith("file:"):
+            raise ConfigError(f"the inbox {inbox_uri!r} is not a local folder")
+    except ConfigError as err:
+        fail_task(err)
+    return lake_uri, Path(unquote(urlparse(inbox_uri).path))
 
 
 def _skip_if_followed(lake: str) -> None:
@@ -110,6 +127,7 @@ def inbox_files(inbox: Path) -> list[Path]:
         "inbox": Param(None, type=["null", "string"], description="folder of update files"),
         "partitions": Param(
             int(os.environ.get("ASPEN_PARTITIONS", "4")), type="integer", minimum=1,
+            maximum=MAX_PARTITIONS,
             description="query nodes (partitions) of the maintenance runtime",
         ),
         "mode": Param(

@@ -1,7 +1,10 @@
-"""Aspen dashboard: ``streamlit run dashboards/app.py -- --lake PATH`` (or ``aspen dashboard``).
+"""Aspen dashboard: ``streamlit run dashboards/app.py --server.address 127.0.0.1 -- --lake PATH``
+(or ``aspen dashboard``).
 
-Reads the Delta lake directly through delta-rs (no JVM). The lake root comes from
-``--lake`` after ``--``, else ``ASPEN_LAKE``, else ``./lakehouse``.
+Reads the Delta lake directly through delta-rs (no JVM), and never writes to it. The lake root
+comes from ``--lake`` after ``--``, else ``ASPEN_LAKE``, else ``./lakehouse``; every page
+resolves it itself (:func:`lakeview.current_lake`), so a page opened first by a deep link reads
+the same lake. See docs/operating-the-dashboard.md.
 """
 
 from __future__ import annotations
@@ -15,11 +18,9 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # `streamlit run` adds it; AppTest does not
     sys.path.insert(0, str(HERE))
 
-from lakeview import LAKE_KEY, resolve_lake  # noqa: E402
+from lakeview import current_lake, lake_name, text  # noqa: E402
 
 st.set_page_config(page_title="Aspen", layout="wide")
-if not st.session_state.get(LAKE_KEY):
-    st.session_state[LAKE_KEY] = resolve_lake(sys.argv[1:])
 
 navigation = st.navigation(
     [
@@ -32,5 +33,6 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
     ]
 )
-st.sidebar.caption(f"Lake: `{st.session_state[LAKE_KEY]}`")
+# the lake's name only: the server's file-system layout is none of the reader's business
+st.sidebar.caption(f"Lake: {text(lake_name(current_lake()))} (read-only)")
 navigation.run()

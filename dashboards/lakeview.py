@@ -3,6 +3,11 @@
 Every loader takes the table's current version as an argument, so a new commit changes the
 cache key and the page shows fresh data; an unchanged table is never read twice.
 
+Text from the lake (ids, values, error messages) reaches Markdown (``st.markdown``, captions,
+messages, headings, metric values) only through :func:`text`, which makes it render as exactly
+its characters; widget options and dataframe cells are plain text already, and Graphviz labels
+are quoted (:func:`links_dot`).
+
 >>> links_dot([("a", "b", 1.0)])
 'digraph links {\\n  rankdir=LR;\\n  node [shape=circle];\\n  "a" -> "b" [label="1"];\\n}'
 """
@@ -12,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -23,6 +30,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.catalog import VIEWS
+from aspen.cli._output import printable
 from aspen.lake.committed import reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
@@ -32,7 +40,6 @@ from aspen.settings import DEFAULT_LAKE, Settings
 __all__ = [
     "DEATH_STYLES",
     "DELETED_LINK_COLUMNS",
-    "LAKE_KEY",
     "NO_REGION",
     "PROVENANCE_TABLES",
     "REGION_LOSS_COLUMNS",
@@ -43,6 +50,7 @@ __all__ = [
     "current_lake",
     "deleted_links",
     "latest_results",
+    "lake_name",
     "lake_tables",
     "live_edges",
     "link_of",
@@ -60,13 +68,46 @@ __all__ = [
     "sensor_map",
     "table_status",
     "table_version",
+    "text",
+    "when_text",
     "witness_dot",
 ]
 
-#: Session-state key holding the lake root of this session.
-LAKE_KEY = "aspen_lake"
 #: Beyond this many edges the network page asks the user to filter by node.
 MAX_DRAWN_EDGES = 400
+_BACKTICKS = re.compile(r"`+")
+
+
+def text(value: object) -> str:
+    """``value`` as Markdown that renders as exactly its text: an inline code span, so no link,
+    emphasis, HTML, math, colour or emoji syntax in it takes effect (an escape with backslashes
+    would not stop Streamlit from turning a bare URL into a link). Control characters are
+    escaped (``\\n``), so it stays one line.
+
+    >>> text("[click](http://evil.example/)"), text("a`b"), text("`x`"), text("")
+    ('`[click](http://evil.example/)`', '``a`b``', '`` `x` ``', '` `')
+    """
+    content = printable(str(value))
+    if not content:
+        return "` `"
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(content)), default=0) + 1)
+    # a span that starts or ends with a backtick (or a space) needs a space inside its fences
+    pad = " " if content[0] in "` " or content[-1] in "` " else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
+
+
+def when_text(value: object) -> str:
+    """A timestamp as ``YYYY-MM-DD HH:MM:SS`` (UTC), ``–`` when it is missing or not one (safe
+    for Markdown: digits and separators only).
+
+    >>> when_text(pd.Timestamp("2026-01-02T03:04:05.6Z")), when_text("[x](http://e.example/)")
+    ('2026-01-02 03:04:05', '–')
+    """
+    try:
+        moment = pd.to_datetime(value, utc=True)
+    except (TypeError, ValueError, OverflowError):
+        return "–"
+    return "–" if pd.isna(moment) else moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def resolve_lake(argv: Sequence[str] = ()) -> str:
@@ -76,15 +117,47 @@ def resolve_lake(argv: Sequence[str] = ()) -> str:
     >>> resolve_lake(["--lake", "/tmp/lake"])
     '/tmp/lake'
     """
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--lake", default=None)
     known, _ = parser.parse_known_args(list(argv))
-    return known.lake or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
+    if known.lake is not None:
+        return known.lake
+    return os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
 
 
 def current_lake() -> Settings:
-    """The settings of this session's lake (set by ``app.py``)."""
-    return Settings(lake=st.session_state.get(LAKE_KEY) or resolve_lake())
+    """The settings of the lake the server was started with: ``--lake`` among the server's
+    arguments (``streamlit run app.py -- --lake L``), else ``ASPEN_LAKE`` (which ``aspen
+    dashboard`` sets too), else the default. Every page asks for it itself, so a page opened
+    first by a deep link (which Streamlit may run without ``app.py``) reads the same lake.
+    """
+    return Settings(lake=resolve_lake(sys.argv[1:]))
+
+
+def lake_name(settings: Settings) -> str:
+    """The lake as the dashboard names it: the last component of its path (``s3://…/name`` for
+    an object store), never the full path of the server's file system.
+
+    >>> lake_name(Settings(lake="/srv/data/lakehouse")), lake_name(Settings(lake="s3a://b/x/l"))
+    ('lakehouse', 's3a://…/l')
+    """
+    parsed = urlparse(settings.lake_uri)
+    last = unquote(parsed.path).rstrip("/").rsplit("/", 1)[-1] or parsed.netloc
+    return last if parsed.scheme == "file" else f"{parsed.scheme}://…/{last}"
+
+
+def _error_text(settings: Settings, err: Exception) -> str:
+    """``err`` for a page (:func:`text`), the lake's location replaced by its name.
+
+    >>> _error_text(Settings(lake="/srv/lake"), OSError("no file:///srv/lake/x or /srv/lake/y"))
+    '`no <lake>/x or <lake>/y`'
+    """
+    message = str(err)
+    parsed = urlparse(settings.lake_uri)
+    places = [settings.lake_uri] + ([unquote(parsed.path)] if parsed.scheme == "file" else [])
+    for place in places:
+        message = message.replace(place, "<lake>")
+    return text(message)
 
 
 #: The latest version of table ``name``, or ``None`` when it does not exist (cheap; no cache).
@@ -127,32 +200,38 @@ def table_status(settings: Settings, name: str) -> TableStatus | None:
     A table delta-rs cannot read (e.g. deletion vectors) gives a row whose ``problem`` says why.
     """
     uri = settings.table_uri(name)
-    version = reading_version(settings, name)
-    if version is None:
-        return None
-    try:
-        table = DeltaTable(uri, version=version)
-    except TableNotFoundError:
-        return None
     status: TableStatus = {
         "table": name,
-        "version": version,
+        "version": None,
         "rows": None,
         "last_commit": None,
         "problem": "",
     }
+    try:
+        version = reading_version(settings, name)
+        if version is None:
+            return None
+        table = DeltaTable(uri, version=version)
+    except TableNotFoundError:
+        return None
+    except (DeltaError, OSError, ValueError) as err:  # e.g. a damaged log: a row, not a crash
+        status["problem"] = f"cannot read with delta-rs: {_error_text(settings, err)}"
+        return status
+    status["version"] = version
     try:
         history = table.history(1)
         if history and history[0].get("timestamp") is not None:
             status["last_commit"] = pd.to_datetime(history[0]["timestamp"], unit="ms", utc=True)
         status["rows"] = row_count(uri, version)
     except (DeltaError, OSError, ValueError) as err:
-        status["problem"] = f"cannot read with delta-rs: {err}"
+        status["problem"] = f"cannot read with delta-rs: {_error_text(settings, err)}"
     return status
 
 
-def _quote(text: object) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _quote(value: object) -> str:
+    """A DOT quoted string of ``value``: control characters escaped, then backslashes and
+    quotes, so an id can neither end the string nor use a label escape such as ``\\N``."""
+    return '"' + printable(str(value)).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _cost_label(cost: object) -> str:
@@ -271,7 +350,8 @@ def witness_dot(links: Iterable[tuple[str, str]], highlighted: Iterable[tuple[st
 
 
 class Snapshot(NamedTuple):
-    """One table as the dashboard read it: ``version`` and ``rows``, or the ``problem`` met."""
+    """One table as the dashboard read it: ``version`` and ``rows``, or the ``problem`` met
+    (Markdown, its lake text through :func:`text`)."""
 
     version: int
     rows: pd.DataFrame
@@ -291,7 +371,11 @@ def read_latest(
     >>> read_latest(Settings(lake="/nonexistent/lake"), "ledger") is None
     True
     """
-    version = reading_version(settings, name)
+    try:
+        version = reading_version(settings, name)
+    except (DeltaError, OSError, ValueError) as err:  # e.g. a damaged log
+        problem = f"cannot read {text(name)} with delta-rs: {_error_text(settings, err)}"
+        return Snapshot(-1, pd.DataFrame(), problem)
     if version is None:
         return None
     try:
@@ -300,7 +384,8 @@ def read_latest(
     except TableNotFoundError:  # removed between the two reads
         return None
     except (DeltaError, OSError, ValueError) as err:
-        return Snapshot(version, pd.DataFrame(), f"cannot read `{name}` with delta-rs: {err}")
+        return Snapshot(version, pd.DataFrame(),
+                        f"cannot read {text(name)} with delta-rs: {_error_text(settings, err)}")
 
 
 def route_text(path: Iterable[object] | None) -> str:

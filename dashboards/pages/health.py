@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from lakeview import batch_numbers, current_lake, latest_results, read_latest
+from lakeview import batch_numbers, current_lake, latest_results, read_latest, when_text
 
 from aspen.settings import Settings
 
@@ -41,7 +41,7 @@ def batches_section(settings: Settings) -> None:
     a, b, c, d = st.columns(4)
     a.metric("Batches committed", len(numbers))
     b.metric("Last batch", int(last["batch_id"]))
-    c.metric("Last commit", str(last["committed_at"])[:19] if "committed_at" in numbers else "–")
+    c.metric("Last commit", when_text(last["committed_at"]) if "committed_at" in numbers else "–")
     d.metric(
         "Last wall time",
         "–" if pd.isna(last["wall_seconds"]) else f"{last['wall_seconds']:.2f} s",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from lakeview import current_lake, lake_tables, load_table, table_status, table_version
+from lakeview import (
+    current_lake,
+    lake_name,
+    lake_tables,
+    load_table,
+    table_status,
+    table_version,
+    text,
+    when_text,
+)
 
 st.title("Overview")
 settings = current_lake()
@@ -12,7 +21,7 @@ statuses = [s for s in (table_status(settings, name) for name in lake_tables(set
 
 if not statuses:
     st.info(
-        f"The lake at `{settings.lake}` has no tables yet. "
+        f"The lake {text(lake_name(settings))} has no tables yet. "
         "Run `aspen ingest FILE…` and `aspen maintain` (or the Airflow DAG) first."
     )
     st.stop()
@@ -22,13 +31,10 @@ readable = frame[frame["problem"] == ""]
 left, middle, right = st.columns(3)
 left.metric("Tables", len(frame))
 middle.metric("Rows", int(readable["rows"].fillna(0).sum()))
-right.metric(
-    "Latest commit",
-    str(frame["last_commit"].max())[:19] if frame["last_commit"].notna().any() else "–",
-)
+right.metric("Latest commit", when_text(frame["last_commit"].max()))
 st.dataframe(frame.drop(columns=["problem"]), hide_index=True, width="stretch")
 for row in frame[frame["problem"] != ""].itertuples():
-    st.warning(f"`{row.table}`: {row.problem}")
+    st.warning(f"{text(row.table)}: {row.problem}")
 
 summary_version = table_version(settings, "summary")
 if summary_version is None:

@@ -20,6 +20,7 @@ from lakeview import (
     read_latest,
     region_losses,
     table_version,
+    text,
 )
 
 from aspen.catalog import VIEW_COLUMNS
@@ -120,11 +121,12 @@ try:
     lost = provenance.what_if(deleted)
     finished = time.perf_counter()
 except AspenError as err:
-    st.warning(str(err))
+    st.warning(text(err))
     st.stop()
 
 if without:
-    st.caption(f"No live instance in the registry for sensor(s) {', '.join(without)}: skipped.")
+    st.caption(f"No live instance in the registry for sensor(s) "
+               f"{', '.join(map(text, without))}: skipped.")
 if not lost:
     st.info("No view table carries provenance yet: run `aspen maintain` first.")
     st.stop()
@@ -157,7 +159,8 @@ if "active_region" in lost:
         gone_regions = losses.loc[losses["region lost"], "region"].tolist()
         st.markdown(
             f"**{int(losses['lost'].sum())} region member(s) lost** in {len(losses)} region(s)"
-            + (f"; region(s) gone entirely: {', '.join(gone_regions)}" if gone_regions else "")
+            + (f"; region(s) gone entirely: {', '.join(map(text, gone_regions))}"
+               if gone_regions else "")
         )
         st.dataframe(losses, hide_index=True, width="stretch")
 

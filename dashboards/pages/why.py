@@ -19,6 +19,7 @@ from lakeview import (
     read_latest,
     sensor_chain,
     table_version,
+    text,
     witness_dot,
 )
 
@@ -78,7 +79,8 @@ def show_links(explanation: Explanation) -> None:
     critical = explanation.critical
     if critical:
         st.markdown(
-            "**Critical base tuples** (deleting any one removes the tuple): " + ", ".join(critical)
+            "**Critical base tuples** (deleting any one removes the tuple): "
+            + ", ".join(map(text, critical))
         )
     else:
         st.markdown("**No critical base tuple**: no single deletion removes this tuple.")
@@ -117,13 +119,13 @@ def show_region_member(
     if sensors:
         st.markdown(
             "**Critical sensors** (the failure of any one removes the member): "
-            + ", ".join(sensors)
+            + ", ".join(map(text, sensors))
         )
     else:
         st.markdown("**No critical sensor**: no single sensor failure removes this member.")
     others = [t for t in explanation.critical if t not in critical_tuples_of(sensors)]
     if others:
-        st.markdown("**Other critical base tuples**: " + ", ".join(others))
+        st.markdown("**Other critical base tuples**: " + ", ".join(map(text, others)))
     if chains:
         involved = {
             (chain[i], chain[i + 1]) for _, chain in chains for i in range(len(chain) - 1)
@@ -175,12 +177,12 @@ try:
     provenance = load_provenance(settings.lake, provenance_versions(settings))
     explanations = provenance.explain(view, (first_value, second_value))
 except AspenError as err:
-    st.warning(str(err))
+    st.warning(text(err))
     st.stop()
 
 positions = sensor_positions(settings) if view == "active_region" else {}
 for explanation in explanations:
-    st.subheader(f"{view}{explanation.tuple}")
+    st.subheader(f"{view}({', '.join(text(v) for v in explanation.tuple)})")
     more = " (more exist; showing the first ones)" if explanation.truncated else ""
     st.markdown(f"**{len(explanation.witnesses)} minimal witness set(s)**{more}")
     if view == "active_region":

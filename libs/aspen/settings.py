@@ -10,15 +10,47 @@ Every table location derives from one lake root, a local path or a URI.
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from aspen.errors import ConfigError
+from aspen.errors import ConfigError, LakeError
 
-__all__ = ["Settings", "DEFAULT_LAKE", "lake_root_uri"]
+__all__ = [
+    "DEFAULT_LAKE",
+    "MAX_PARTITIONS",
+    "OBJECT_STORE_SCHEMES",
+    "Settings",
+    "check_lake_root",
+    "check_lake_text",
+    "lake_root_uri",
+]
 
 DEFAULT_LAKE = "./lakehouse"
+#: The most query nodes (``--partitions``) a lake may be maintained with: every node keeps its
+#: own operator state, so far more nodes than any machine runs only multiplies memory and files.
+MAX_PARTITIONS = 1024
+#: URI schemes of object stores: the lake root is not checked locally, their errors (missing
+#: credentials, no such bucket) come from delta-rs or Spark when the lake is read.
+OBJECT_STORE_SCHEMES: tuple[str, ...] = ("s3", "s3a", "gs", "gcs", "abfs", "abfss", "az", "adl")
+
+
+def check_lake_text(lake: str) -> str:
+    """``lake`` if it can name a lake root: not empty (nor blank), no control characters.
+
+    >>> check_lake_text("s3a://bucket/lake")
+    's3a://bucket/lake'
+    >>> check_lake_text("")
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: the lake root is empty; pass --lake PATH or set ASPEN_LAKE
+    """
+    if not lake or not lake.strip():
+        raise ConfigError("the lake root is empty; pass --lake PATH or set ASPEN_LAKE")
+    if any(unicodedata.category(ch) == "Cc" for ch in lake):
+        raise ConfigError(f"the lake root {lake!r} contains control characters")
+    return lake
 
 
 def lake_root_uri(lake: str) -> str:
@@ -30,9 +62,7 @@ def lake_root_uri(lake: str) -> str:
     >>> lake_root_uri("s3a://bucket/lake/")
     's3a://bucket/lake'
     """
-    if not lake:
-        raise ConfigError("the lake root is empty; pass --lake PATH or set ASPEN_LAKE")
-    parsed = urlparse(lake)
+    parsed = urlparse(check_lake_text(lake))
     if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
         return lake.rstrip("/")
     return Path(lake).expanduser().resolve().as_uri()
@@ -49,6 +79,9 @@ class Settings:
     def __post_init__(self) -> None:
         if self.partitions < 1:
             raise ConfigError(f"--partitions must be at least 1, got {self.partitions}")
+        if self.partitions > MAX_PARTITIONS:
+            raise ConfigError(f"--partitions must be at most {MAX_PARTITIONS}, "
+                              f"got {self.partitions}")
         if self.mode not in ("lazy", "eager"):
             raise ConfigError(f"--mode must be 'lazy' or 'eager', got {self.mode!r}")
 
@@ -66,3 +99,39 @@ class Settings:
         uri = self.table_uri(name)
         parsed = urlparse(uri)
         return parsed.path if parsed.scheme == "file" else None
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_lake_root(settings: Settings, *, write: bool) -> None:
+    """Fail early, in one line, on a local lake root no command can use: a path that is (or lies
+    under) a file, or, for a command that writes (``write``), a lake (or the folder it would be
+    created in) that is not writable, including a table folder or its ``_delta_log``. A lake that
+    does not exist yet is fine (reading it finds no table; writing creates it). An object-store
+    lake is not checked here: its errors come from delta-rs or Spark.
+
+    >>> check_lake_root(Settings(lake="s3://bucket/lake"), write=True)  # not checked locally
+    >>> check_lake_root(Settings(lake="/nonexistent/lake"), write=False)
+    """
+    parsed = urlparse(settings.lake_uri)
+    if parsed.scheme != "file":
+        return
+    root = Path(unquote(parsed.path))
+    found = _nearest_existing(root)
+    if not found.is_dir():
+        what = "is a file" if found == root else f"lies under the file {found}"
+        raise LakeError(f"the lake {root} {what}, not a directory")
+    if not write:
+        return
+    folders = [found]
+    if found == root:  # the tables and their logs are written into as well
+        for table in sorted(p for p in root.iterdir() if (p / "_delta_log").is_dir()):
+            folders += [table, table / "_delta_log"]
+    for folder in folders:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            where = "" if folder == root else f" ({folder} is not)"
+            raise LakeError(f"the lake {root} is not writable{where}; this command writes to it")

@@ -196,3 +196,35 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     assert states == {"apply": TaskInstanceState.SKIPPED, "maintain": TaskInstanceState.SKIPPED}
     assert ledger.last_committed(settings).batch_id == 1
     assert {t: DeltaTable(str(lake / t)).version() for t in versions} == versions
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"lake": "/somewhere/else"}, "the run's 'lake' Param '/somewhere/else' is not allowed"),
+    ({"inbox": "/etc"}, "the run's 'inbox' Param '/etc' is not allowed"),
+    ({"inbox": "INBOX/../.."}, "has a '..' segment"),
+])
+def test_lake_and_inbox_params_the_run_may_not_use_fail_the_task(
+    dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, params, message
+) -> None:
+    """The ingest task with a stand-in context: one line, before anything is read or moved."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    monkeypatch.setenv("ASPEN_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("ASPEN_INBOX", str(tmp_path / "inbox"))
+    monkeypatch.delenv("ASPEN_ALLOWED_ROOTS", raising=False)
+    body = dagbag.dags["aspen_pipeline"].task_dict["ingest"].python_callable
+    params = {k: v.replace("INBOX", str(tmp_path / "inbox")) for k, v in params.items()}
+    monkeypatch.setitem(body.__globals__, "get_current_context", lambda: {"params": params})
+    with pytest.raises(AirflowFailException, match=message):
+        body()
+
+
+def test_an_inbox_param_under_an_allowed_root_is_used(
+    dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASPEN_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("ASPEN_ALLOWED_ROOTS", str(tmp_path / "inboxes"))
+    body = dagbag.dags["aspen_pipeline"].task_dict["ingest"].python_callable
+    params = {"inbox": str(tmp_path / "inboxes" / "today")}
+    monkeypatch.setitem(body.__globals__, "get_current_context", lambda: {"params": params})
+    assert body() == []  # the inbox does not exist yet: nothing to ingest, no failure

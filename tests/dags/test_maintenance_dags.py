@@ -35,6 +35,7 @@ def test_dag_test_sweeps_expired_links(airflow_db: Path, dagbag, tmp_path: Path,
     ]) + "\n")
     assert main(["--lake", str(lake), "ingest", str(updates)]) == 0
     monkeypatch.setenv("SPARK_MASTER", "local[2]")
+    monkeypatch.setenv("ASPEN_ALLOWED_ROOTS", str(tmp_path))  # the run's `lake` Param
     dag = dagbag.dags["aspen_expire"]
     for task in dag.tasks:
         monkeypatch.setattr(task, "retries", 0)
@@ -61,6 +62,7 @@ def test_tasks_skip_while_a_follower_holds_the_lease(dagbag, tmp_path: Path,
     from aspen.settings import Settings
 
     lake = Settings(lake=str(tmp_path / "lake"))
+    monkeypatch.setenv("ASPEN_LAKE", lake.lake)  # the Param names the configured lake
     body = dagbag.dags[dag_id].task_dict[task_id].python_callable
     launched: list[tuple[str, ...]] = []
     monkeypatch.setitem(body.__globals__, "run_spark_job", lambda *argv: launched.append(argv))
@@ -72,3 +74,28 @@ def test_tasks_skip_while_a_follower_holds_the_lease(dagbag, tmp_path: Path,
     assert launched == []
     body()  # the follower has gone: the task launches its job
     assert [argv[:3] for argv in launched] == [(job, "--lake", lake.lake_uri)]
+
+
+@pytest.mark.parametrize(("dag_id", "task_id"), [("aspen_expire", "expire"),
+                                                 ("aspen_housekeeping", "optimize_and_vacuum")])
+@pytest.mark.parametrize(("lake", "message"), [
+    ("/etc", "is not allowed: only the configured"),
+    ("", "is empty or has control characters"),
+    ("LAKE/../../etc", "has a '..' segment"),
+])
+def test_a_lake_param_the_run_may_not_use_fails_the_task(
+    dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dag_id, task_id, lake, message
+) -> None:
+    """The task body with a stand-in context: it fails at once (no retry), before any job."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    monkeypatch.setenv("ASPEN_LAKE", str(tmp_path / "lake"))
+    monkeypatch.delenv("ASPEN_ALLOWED_ROOTS", raising=False)
+    body = dagbag.dags[dag_id].task_dict[task_id].python_callable
+    launched: list[tuple[str, ...]] = []
+    monkeypatch.setitem(body.__globals__, "run_spark_job", lambda *argv: launched.append(argv))
+    params = {"lake": lake.replace("LAKE", str(tmp_path / "lake")), "retain_hours": 168.0}
+    monkeypatch.setitem(body.__globals__, "get_current_context", lambda: {"params": params})
+    with pytest.raises(AirflowFailException, match=message) as failed:
+        body()
+    assert "\n" not in str(failed.value) and launched == []

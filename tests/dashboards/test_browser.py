@@ -1,4 +1,5 @@
-"""The dashboard in a real headless Chromium: ``streamlit run`` on 127.0.0.1, the What-if page.
+"""The dashboard in a real headless Chromium: ``streamlit run`` on 127.0.0.1, the What-if page,
+and a deep link to the Why page as a fresh server's first request.
 
 Needs the Debian ``chromium`` (``infra/install.sh`` installs it) and the ``playwright`` package;
 Playwright never downloads its own browsers here. The lake is ``provenance_lake`` of the
@@ -90,10 +91,11 @@ def dashboard_url(provenance_lake: Path, tmp_path: Path) -> Iterator[str]:  # no
     command = streamlit_command(app_path(), Settings(lake=str(provenance_lake)).lake_uri, port)
     log = tmp_path / "streamlit.log"
     env = {k: v for k, v in os.environ.items() if k != "ASPEN_LAKE"}  # the lake comes from --lake
+    cwd = tmp_path / "cwd"  # whose ./lakehouse (the default lake) does not exist
+    cwd.mkdir()
     with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                   cwd=cwd, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process, log)
@@ -137,3 +139,22 @@ def test_what_if_in_a_real_browser_shows_the_lost_tuples(dashboard_url: str) -> 
     assert [c.strip() for c in cells if c.strip()] == ["b", "c"]  # (a, c) survives via a→c
     assert "answered in" in caption
     assert (ARTIFACTS / "what_if.png").stat().st_size > 10_000
+
+
+def test_a_deep_link_as_the_first_request_reads_the_served_lake(dashboard_url: str) -> None:
+    """A fresh server's first request is ``/why``: Streamlit runs that page without ``app.py``
+    (there is a ``pages/`` folder), and the page still reads the ``--lake`` it was started with."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = chromium_path()
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            page.goto(f"{dashboard_url}/why", wait_until="domcontentloaded")
+            page.get_by_role("heading", name="Why").wait_for()
+            page.get_by_test_id("stSelectbox").first.wait_for()  # the lake's views to choose
+            alerts = page.get_by_test_id("stAlert").all_inner_texts()
+        finally:
+            browser.close()
+    assert not any("No provenance yet" in text for text in alerts), alerts

@@ -49,11 +49,13 @@ def test_resolve_lake_prefers_args_then_env(monkeypatch: pytest.MonkeyPatch) -> 
 def test_dashboard_command_binds_to_localhost_and_passes_the_lake(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    launched: list[list[str]] = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd: launched.append(cmd) or 0)
+    launched: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env: launched.append((cmd, env)) or 0)
     code = main(["--lake", str(tmp_path / "lake"), "dashboard", "--port", "8765"])
     assert code == 0
-    (command,) = launched
+    ((command, env),) = launched
+    # the lake reaches the server both ways: after `--`, and in ASPEN_LAKE for every page
+    assert env["ASPEN_LAKE"] == (tmp_path / "lake").resolve().as_uri()
     assert command[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert command[4] == str(DASHBOARDS / "app.py")
     separator = command.index("--")

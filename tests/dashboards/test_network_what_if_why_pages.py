@@ -299,7 +299,7 @@ def test_what_if_failing_a_seed_loses_its_whole_region(lake: Path) -> None:
     app = _simulate(open_page(WHAT_IF), ["s5"])
     regions = _frame(app, "region")
     assert regions.values.tolist() == [["r2", 1, 1, 0, True, "s5"]]
-    assert any("gone entirely: r2" in m.value for m in app.markdown)
+    assert any("gone entirely: `r2`" in m.value for m in app.markdown)
 
 
 def test_what_if_untriggered_sensor_has_no_triggered_instance_and_loses_nothing(
@@ -317,7 +317,7 @@ def test_what_if_sensor_without_registry_instance_is_skipped_with_a_note(lake: P
     extra = _instances(pd.DataFrame({"id": ["s9"]}), ["v99"])
     write_table(settings, "triggered", extra, mode="append")  # not in the registry
     app = _simulate(open_page(WHAT_IF), ["s9", "s2"])
-    assert any("sensor(s) s9" in c.value and "skipped" in c.value for c in app.caption)
+    assert any("sensor(s) `s9`" in c.value and "skipped" in c.value for c in app.caption)
     assert _lost(app) == {"reachable": 0, "active_region": 1}
 
 
@@ -375,7 +375,8 @@ def test_why_region_member_shows_both_sensor_chains(lake: Path) -> None:
     chains = _frame(app, "witness")
     assert sorted(chains["sensor chain"]) == ["s1 → s2 → s3", "s1 → s4 → s3"]
     assert set(chains["seed"]) == {"s1"} and set(chains["sensors"]) == {3}
-    assert any("Critical sensors" in m.value and m.value.endswith("s1, s3") for m in app.markdown)
+    assert any("Critical sensors" in m.value and m.value.endswith("`s1`, `s3`")
+               for m in app.markdown)
     assert any("region_seed(r1,s1)" in m.value for m in app.markdown if "Other critical" in m.value)
     dot = _dot(app)
     for src, dst in [("s1", "s2"), ("s2", "s3"), ("s1", "s4"), ("s4", "s3")]:
@@ -387,7 +388,7 @@ def test_why_region_seed_member_is_a_chain_of_one(lake: Path) -> None:
     app = _why_member("r2", "s5")
     chains = _frame(app, "witness")
     assert chains["sensor chain"].tolist() == ["s5"]
-    assert any(m.value.startswith("**Critical sensors**") and m.value.endswith("s5")
+    assert any(m.value.startswith("**Critical sensors**") and m.value.endswith("`s5`")
                for m in app.markdown)
     assert not app.get("graphviz_chart")  # nothing to draw for one sensor
 

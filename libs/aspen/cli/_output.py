@@ -1,5 +1,9 @@
 """Printing rows for the CLI: an aligned table, CSV or JSON.
 
+Text from the lake is printed with its control characters escaped (:func:`printable`) in the
+table and CSV formats, so an id cannot move the cursor, clear the screen or forge a line; JSON
+escapes them itself.
+
 >>> print_rows(["a", "b"], [("x", 1)], "csv")
 a,b
 x,1
@@ -10,12 +14,40 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "cell_text", "print_rows"]
+__all__ = ["FORMATS", "cell_text", "print_rows", "printable"]
 
 FORMATS = ("table", "csv", "json")
+#: How :func:`printable` writes the common control characters.
+_NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(ch: str) -> str:
+    if ch in _NAMED_CONTROLS:
+        return _NAMED_CONTROLS[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1), bidirectional override and line or
+    paragraph separator written as an escape (``\\n``, ``\\x1b``, ``\\u202e``): one line that
+    shows as it reads.
+
+    >>> printable("a\\nb\\x1b[2Jc\\u202e")
+    'a\\\\nb\\\\x1b[2Jc\\\\u202e'
+    >>> printable("s1 → s2")
+    's1 → s2'
+    """
+    if text.isprintable():  # the common case: nothing to escape
+        return text
+    return "".join(
+        _escaped(ch) if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
+        for ch in text
+    )
 
 
 def cell_text(value: Any) -> str:
@@ -41,9 +73,9 @@ def print_rows(columns: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str =
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([cell_text(v) for v in r] for r in rows)
+        writer.writerows([printable(cell_text(v)) for v in r] for r in rows)
     else:
-        texts = [[cell_text(v) for v in r] for r in rows]
+        texts = [[printable(cell_text(v)) for v in r] for r in rows]
         widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(columns)]
         print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
         for t in texts:

@@ -1,4 +1,8 @@
-"""``aspen dashboard``: start the Streamlit dashboard on 127.0.0.1.
+"""``aspen dashboard``: start the read-only Streamlit dashboard on 127.0.0.1.
+
+The lake goes to the server twice: after ``--`` (``--lake URI``) and as ``ASPEN_LAKE`` in its
+environment, which every page reads whether or not ``app.py`` ran first (a deep link). To serve
+it to others, put an authenticating reverse proxy in front (docs/operating-the-dashboard.md).
 
 >>> import argparse
 >>> sub = argparse.ArgumentParser().add_subparsers()
@@ -19,7 +23,8 @@ from pathlib import Path
 from aspen.errors import ConfigError, SetupError
 from aspen.settings import Settings
 
-__all__ = ["DEFAULT_PORT", "app_path", "register", "run", "streamlit_command"]
+__all__ = ["DEFAULT_PORT", "app_path", "register", "run", "server_environment",
+           "streamlit_command"]
 
 DEFAULT_PORT = 8501
 #: The dashboard is for the local operator only; never bind it to other interfaces.
@@ -76,4 +81,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"--port must be between 1 and 65535, got {port}")
     command = streamlit_command(app_path(), settings.lake_uri, port)
     print(f"aspen dashboard: http://{ADDRESS}:{port} (lake {settings.lake_uri}); Ctrl-C stops it")
-    return subprocess.call(command)
+    return subprocess.call(command, env=server_environment(settings))
+
+
+def server_environment(settings: Settings) -> dict[str, str]:
+    """The environment of the Streamlit server: this one, with ``ASPEN_LAKE`` the lake's URI.
+
+    >>> server_environment(Settings(lake="s3a://bucket/lake"))["ASPEN_LAKE"]
+    's3a://bucket/lake'
+    """
+    return {**os.environ, "ASPEN_LAKE": settings.lake_uri}

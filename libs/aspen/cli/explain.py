@@ -23,17 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.cli._output import cell_text
+    from aspen.cli._output import cell_text, printable
+    from aspen.errors import ConfigError
     from aspen.pipeline.lake_provenance import LakeProvenance
 
+    if args.limit < 0:
+        raise ConfigError(f"--limit must not be negative, got {args.limit}")
     explanations = LakeProvenance(settings).explain(args.view, tuple(args.key), limit=args.limit)
     if args.format == "json":
         print(json.dumps([e.as_dict() for e in explanations], indent=1))
         return 0
     for e in explanations:
-        print(f"{e.view}({', '.join(cell_text(v) for v in e.tuple)})")
+        print(printable(f"{e.view}({', '.join(cell_text(v) for v in e.tuple)})"))
         print(f"  {len(e.witnesses)}{'+' if e.truncated else ''} minimal witness set(s):")
         for i, w in enumerate(e.witnesses, 1):
-            print(f"   {i:>3}. {' ∧ '.join(w)}")
-        print(f"  critical (each alone removes it): {', '.join(e.critical) or 'none'}")
+            print(printable(f"   {i:>3}. {' ∧ '.join(w)}"))
+        print(printable(f"  critical (each alone removes it): {', '.join(e.critical) or 'none'}"))
     return 0

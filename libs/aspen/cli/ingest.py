@@ -42,9 +42,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if wait < 0:
         raise ConfigError(f"--wait must be ≥ 0 seconds, got {wait:g}")
     check_inputs(list(args.files))  # a missing file fails in one line, before Spark starts
+    from aspen.cli._output import printable
     from aspen.spark.session import get_spark
 
     report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files), wait=wait)
     for line in report.lines():
-        print(line)
+        print(printable(line))
     return 0

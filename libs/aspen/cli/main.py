@@ -3,7 +3,8 @@
 Each command lives in its own module under :mod:`aspen.cli` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args, settings) -> int``. Errors a user can cause are :class:`~aspen.errors.AspenError`
-and are printed as one line; argument errors too.
+and are printed as one line; argument errors too, and errors of delta-rs, Spark and the file
+system (:mod:`aspen.cli._guard`, which also checks the lake root before a command runs).
 
 >>> build_parser().parse_args(["--lake", "/tmp/l", "show", "reachable"]).command
 'show'
@@ -13,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
+from aspen.cli._guard import boundary_error, check_command_lake, debugging, lake_label
+from aspen.cli._output import printable
 from aspen.errors import AspenError
 from aspen.settings import DEFAULT_LAKE, Settings
 
@@ -30,6 +34,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "show",
     "explain",
     "what_if",
+    "optimize",
+    "query",
     "verify",
     "check",
     "bench",
@@ -70,17 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code."""
+    os.environ.setdefault("RUST_LOG", "error")  # delta-rs's warnings are not our output
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        kwargs = {"lake": args.lake} if args.lake else {}
+        kwargs = {"lake": args.lake} if args.lake is not None else {}  # '' is an error
         for key in ("partitions", "mode"):
             if getattr(args, key, None) is not None:
                 kwargs[key] = getattr(args, key)
         settings = Settings(**kwargs)
+        check_command_lake(args, settings)
         return int(args.func(args, settings) or 0)
     except AspenError as err:
-        print(f"aspen {args.command}: {err}", file=sys.stderr)
+        print(f"aspen {args.command}: {printable(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"aspen {args.command}: interrupted", file=sys.stderr)
@@ -88,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `aspen show … | head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0
+    except BaseException as err:  # delta-rs, Spark, the file system: one line (_guard.py)
+        line = None if debugging() else boundary_error(err, lake_label(args))
+        if line is None:  # a bug, or ASPEN_DEBUG=1: the traceback
+            raise
+        print(f"aspen {args.command}: {printable(line)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

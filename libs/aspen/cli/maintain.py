@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
 from aspen.pipeline.maintain_local import MaintainReport
-from aspen.settings import Settings
+from aspen.settings import MAX_PARTITIONS, Settings
 
 if TYPE_CHECKING:
     from aspen.lake.lease import MaintainerLease
@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--runtime", choices=("local", "spark"), default="local",
                    help="local: the operators in this process; spark: partitions on Spark")
-    p.add_argument("--partitions", type=int, default=None, help="number of query nodes (default 4)")
+    p.add_argument("--partitions", type=int, default=None,
+                   help=f"number of query nodes, 1–{MAX_PARTITIONS} (default 4)")
     p.add_argument("--mode", choices=("lazy", "eager"), default=None,
                    help="MinShip mode (default lazy)")
     p.add_argument("--hosts", type=int, default=None,
@@ -88,6 +89,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.hosts is not None and args.runtime != "spark":
         raise ConfigError("--hosts applies to --runtime spark only")
+    if args.hosts is not None and not 1 <= args.hosts <= MAX_PARTITIONS:  # before Spark starts
+        bound = "at least 1" if args.hosts < 1 else f"at most {MAX_PARTITIONS}"
+        raise ConfigError(f"--hosts must be {bound}, got {args.hosts}")
     given = [flag for flag, value in (("--poll", args.poll), ("--max-batches", args.max_batches),
                                       ("--for", args.duration),
                                       ("--expire-every", args.expire_every),

@@ -1,10 +1,12 @@
-"""``aspen show VIEW``: print a maintained view."""
+"""``aspen show VIEW``: print a maintained view (control characters in its values escaped,
+:func:`~aspen.cli._output.printable`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from aspen.cli._output import FORMATS, print_rows
+from aspen.errors import ConfigError
 from aspen.settings import Settings
 
 
@@ -23,6 +25,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.lake.committed import read_committed
     from aspen.pipeline.view_tables import row_to_tuple
 
+    if args.limit is not None and args.limit < 0:
+        raise ConfigError(f"--limit must not be negative, got {args.limit}")
     view = check_view(args.view)
     frame = read_committed(settings, view)
     rows = sorted(row_to_tuple(view, r) for r in frame.to_dict("records"))

@@ -14,9 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.cli._output import printable
+    from aspen.errors import ConfigError
     from aspen.pipeline.verify import verify_lake
 
+    if args.show < 0:
+        raise ConfigError(f"--show must not be negative, got {args.show}")
     result = verify_lake(settings)
     for line in result.lines(args.show):
-        print(line)
+        print(printable(line))
     return 0 if result.ok else 1

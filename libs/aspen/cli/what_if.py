@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.catalog import check_view
-    from aspen.cli._output import cell_text
+    from aspen.cli._output import cell_text, printable
     from aspen.pipeline.lake_provenance import LakeProvenance, parse_base_ref
 
     refs = [parse_base_ref(text) for text in args.delete]
@@ -41,10 +41,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         rows = {v: [list(map(cell_text, t)) for t in ts] for v, ts in lost.items()}
         print(json.dumps({"deleted": args.delete, "seconds": elapsed, "lost": rows}, indent=1))
         return 0
-    print(f"deleting {', '.join(args.delete)} ({len(deleted)} live instance(s)):")
+    print(printable(f"deleting {', '.join(args.delete)} ({len(deleted)} live instance(s)):"))
     for view, tuples in lost.items():
         print(f"  {view}: {len(tuples)} tuple(s) lost")
         for t in tuples:
-            print(f"    ({', '.join(cell_text(v) for v in t)})")
+            print(printable(f"    ({', '.join(cell_text(v) for v in t)})"))
     print(f"computed from provenance in {elapsed * 1000:.1f} ms, nothing recomputed or written")
     return 0

@@ -13,6 +13,10 @@ last committed batch), rows with ``batch_id >= N`` left in ``updates``/``quarant
 crashed before its marker are deleted, then the batch is appended again. So:
 
 - re-ingesting a committed file content is a no-op (reported as already ingested);
+- a file of another name with the same content as a committed (or an earlier) file is a new
+  file and is ingested again, its records appended once more (the same updates sent twice are
+  two sends: an insert after a delete is valid again); its report says so in a warning line,
+  "same content as already-ingested NAME (batch N)", so an accidental copy is seen;
 - a crash before the marker leaves no committed trace; the rerun replaces the leftovers;
 - readers that must not see uncommitted rows (``apply``) only read batches listed in
   ``ingest_files``.
@@ -109,6 +113,20 @@ class FileReport:
     seq_start: int | None = None
     seq_end: int | None = None
     already_ingested_in: int | None = None
+    #: ``(source, batch)`` of an ingested file of another name with the same content.
+    same_content_as: tuple[str, int] | None = None
+
+    def warning(self) -> str | None:
+        """The warning line of a file ingested again under another name, else ``None``.
+
+        >>> FileReport("b.jsonl", "b.jsonl", "0", same_content_as=("a.jsonl", 1)).warning()
+        'warning: b.jsonl: same content as already-ingested a.jsonl (batch 1); ingested again'
+        """
+        if self.same_content_as is None or self.already_ingested_in is not None:
+            return None
+        source, batch = self.same_content_as
+        return (f"warning: {self.source}: same content as already-ingested {source} "
+                f"(batch {batch}); ingested again")
 
     def line(self) -> str:
         """One human-readable line."""
@@ -144,8 +162,12 @@ class IngestReport:
         return sum(f.quarantined for f in self.files if f.already_ingested_in is None)
 
     def lines(self) -> list[str]:
-        """Human-readable summary lines (one per file, then a total)."""
-        out = [f.line() for f in self.files]
+        """Human-readable summary lines (one per file, and its warning if any, then a total)."""
+        out = []
+        for report in self.files:
+            out.append(report.line())
+            if (warning := report.warning()) is not None:
+                out.append(warning)
         if self.batch_id is None:
             out.append("nothing new to ingest")
         else:
@@ -187,6 +209,31 @@ def _committed(spark: SparkSession, settings: Settings
     last_batch = max((int(r["batch_id"]) for r in rows), default=0)
     last_seq = max((int(r["seq_end"]) for r in rows), default=0)
     return done, last_batch, last_seq
+
+
+def _fresh_inputs(inputs: list[_Input], done: dict[tuple[str, str], int],
+                  batch_id: int) -> list[_Input]:
+    """The inputs to ingest as batch ``batch_id``, given the committed ``(source, sha256) →
+    batch``; marks the others already ingested and the renamed copies (same content, another
+    name) with the file they copy, committed or earlier in ``inputs``."""
+    by_content: dict[str, tuple[str, int]] = {}
+    for (source, sha256), batch in sorted(done.items(), key=lambda kv: (kv[1], kv[0])):
+        by_content.setdefault(sha256, (source, batch))
+    fresh: list[_Input] = []
+    seen: set[tuple[str, str]] = set()
+    for item in inputs:
+        report = item.report
+        content_key = (report.source, report.sha256)
+        if content_key in done:
+            report.already_ingested_in = done[content_key]
+        elif content_key in seen:
+            report.already_ingested_in = batch_id
+        else:
+            seen.add(content_key)
+            report.same_content_as = by_content.get(report.sha256)
+            by_content.setdefault(report.sha256, (report.source, batch_id))
+            fresh.append(item)
+    return fresh
 
 
 def _drop_uncommitted(spark: SparkSession, settings: Settings, batch_id: int) -> None:
@@ -245,19 +292,8 @@ def _ingest(spark: SparkSession, settings: Settings, inputs: list[_Input],
             checked: dict[tuple[str, str], FileValidation], lease: Lease) -> IngestReport:
     """The part of :func:`ingest_files` that holds the log writer lease."""
     done, last_batch, last_seq = _committed(spark, settings)
-
-    fresh: list[_Input] = []
-    seen: dict[tuple[str, str], int] = {}
     batch_id = last_batch + 1
-    for item in inputs:
-        content_key = (item.report.source, item.report.sha256)
-        if content_key in done:
-            item.report.already_ingested_in = done[content_key]
-        elif content_key in seen:
-            item.report.already_ingested_in = batch_id
-        else:
-            seen[content_key] = batch_id
-            fresh.append(item)
+    fresh = _fresh_inputs(inputs, done, batch_id)
     if not fresh:
         return IngestReport(None, [item.report for item in inputs])
 

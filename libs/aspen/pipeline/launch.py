@@ -14,12 +14,15 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["dag_arguments", "lake_param", "run_spark_job", "schedule_from_env",
-           "skip_while_followed", "spark_submit_command"]
+__all__ = ["ALLOWED_ROOTS_ENV", "allowed_roots", "check_run_path", "dag_arguments", "fail_task",
+           "lake_param", "run_spark_job", "schedule_from_env", "skip_while_followed",
+           "spark_submit_command"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+#: Comma-separated folders or URIs under which a run's ``lake`` and ``inbox`` Params may lie.
+ALLOWED_ROOTS_ENV = "ASPEN_ALLOWED_ROOTS"
 
 
 def _delta_jars_option() -> list[str]:
@@ -78,16 +81,91 @@ def run_spark_job(job: str, *args: str) -> None:
 
 
 
-def lake_param(params: dict) -> str:
-    """The lake root URI of a DAG run: its ``lake`` Param, else ``ASPEN_LAKE``, else the default.
+def allowed_roots() -> list[str]:
+    """The roots of :data:`ALLOWED_ROOTS_ENV` as URIs (empty when it is unset).
 
-    >>> lake_param({"lake": "memory-free/lake"}).startswith("file:")
+    >>> os.environ[ALLOWED_ROOTS_ENV] = "s3a://bucket/lakes/, /srv/aspen"
+    >>> allowed_roots()
+    ['s3a://bucket/lakes', 'file:///srv/aspen']
+    >>> del os.environ[ALLOWED_ROOTS_ENV]
+    """
+    from aspen.settings import lake_root_uri
+
+    text = os.environ.get(ALLOWED_ROOTS_ENV, "")
+    return [lake_root_uri(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def _under(uri: str, root: str) -> bool:
+    return uri == root or uri.startswith(root.rstrip("/") + "/")
+
+
+def check_run_path(name: str, value: object, configured: str | None) -> str:
+    """``value`` of the run Param ``name`` (``lake`` or ``inbox``) as a URI, if the run may use
+    it; else :class:`~aspen.errors.ConfigError` in one line.
+
+    Anyone who may trigger a DAG may set its Params, and a task writes to the lake and moves the
+    inbox's files, so a Param is a string that names a path or URI (not empty, no control
+    characters, no ``..`` segment), and it must be the ``configured`` one (``ASPEN_LAKE``,
+    ``ASPEN_INBOX``) or lie under a root of ``ASPEN_ALLOWED_ROOTS``. Symbolic links are resolved
+    before the comparison.
+
+    >>> check_run_path("lake", "/srv/lake", "/srv/lake")
+    'file:///srv/lake'
+    >>> check_run_path("lake", "/srv/lake/../etc", "/srv/lake")
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: the run's 'lake' Param '/srv/lake/../etc' has a '..' segment
+    """
+    from urllib.parse import unquote, urlparse
+
+    from aspen.errors import ConfigError
+    from aspen.settings import check_lake_text, lake_root_uri
+
+    if not isinstance(value, str):
+        raise ConfigError(f"the run's {name!r} Param must be a string, not {value!r}")
+    try:
+        check_lake_text(value)
+    except ConfigError:
+        raise ConfigError(f"the run's {name!r} Param {value!r} is empty or has control "
+                          "characters") from None
+    if ".." in unquote(urlparse(value).path).replace("\\", "/").split("/"):
+        raise ConfigError(f"the run's {name!r} Param {value!r} has a '..' segment")
+    uri = lake_root_uri(value)
+    if configured and uri == lake_root_uri(configured):
+        return uri
+    roots = allowed_roots()
+    if any(_under(uri, root) for root in roots):
+        return uri
+    allowed = f"only the configured {configured!r}" if configured else "none configured"
+    where = (f" or a path under {', '.join(roots)}" if roots
+             else f" (set {ALLOWED_ROOTS_ENV} to allow others)")
+    raise ConfigError(f"the run's {name!r} Param {value!r} is not allowed: {allowed}{where}")
+
+
+def fail_task(err: Exception) -> NoReturn:
+    """Fail the Airflow task at once (no retry can help) with ``err``'s one line."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    raise AirflowFailException(str(err)) from None
+
+
+def lake_param(params: dict) -> str:
+    """The lake root URI of a DAG run: its ``lake`` Param (checked, :func:`check_run_path`),
+    else ``ASPEN_LAKE``, else the default; a Param the run may not use fails the task.
+
+    >>> lake_param({"lake": None}).startswith("file:")
     True
     """
+    from aspen.errors import ConfigError
     from aspen.settings import DEFAULT_LAKE, Settings
 
-    lake = params.get("lake") or os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
-    return Settings(lake=lake).lake_uri
+    configured = os.environ.get("ASPEN_LAKE") or DEFAULT_LAKE
+    try:
+        if params.get("lake") is not None:
+            return check_run_path("lake", params["lake"], configured)
+        return Settings(lake=configured).lake_uri
+    except ConfigError as err:
+        fail_task(err)
 
 
 def skip_while_followed(lake: str, why: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from aspen.cli.main import main
 from aspen.errors import ConfigError
+from aspen.lake import ingest as ingest_module
 from aspen.lake.ingest import FileReport, IngestReport, check_inputs, guess_format
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -57,3 +59,31 @@ def test_report_lines_say_what_happened() -> None:
         "batch 3: 5 record(s) appended to updates, 2 to quarantine",
     ]
     assert IngestReport(None, [old]).lines()[-1] == "nothing new to ingest"
+
+
+def _input(name: str, content: bytes) -> ingest_module._Input:
+    report = FileReport(name, name, hashlib.sha256(content).hexdigest())
+    return ingest_module._Input(report, "jsonl", content)
+
+
+def test_a_renamed_copy_is_ingested_again_with_a_warning() -> None:
+    """Identity is (name, content): a copy under another name is new, and its report says whose
+    content it repeats, committed before or earlier in the same call."""
+    day1, day2 = b'{"op":"insert"}\n', b'{"op":"delete"}\n'
+    done = {("day1.jsonl", hashlib.sha256(day1).hexdigest()): 1}
+    inputs = [_input("day1.jsonl", day1), _input("copy-of-day1.jsonl", day1),
+              _input("day2.jsonl", day2), _input("day2-again.jsonl", day2)]
+    fresh = ingest_module._fresh_inputs(inputs, done, batch_id=2)
+    assert [i.report.source for i in fresh] == ["copy-of-day1.jsonl", "day2.jsonl",
+                                                "day2-again.jsonl"]
+    assert inputs[0].report.already_ingested_in == 1  # same name and content: a no-op
+    assert [i.report.same_content_as for i in inputs] == [
+        None, ("day1.jsonl", 1), None, ("day2.jsonl", 2)]
+    for item in fresh:
+        item.report.batch_id = 2
+    lines = IngestReport(2, [i.report for i in inputs]).lines()
+    assert lines[2] == ("warning: copy-of-day1.jsonl: same content as already-ingested "
+                        "day1.jsonl (batch 1); ingested again")
+    assert lines[-2] == ("warning: day2-again.jsonl: same content as already-ingested "
+                         "day2.jsonl (batch 2); ingested again")
+    assert sum(line.startswith("warning:") for line in lines) == 2

@@ -1,0 +1,166 @@
+"""The CLI's boundary: the lake root checked before a command runs, and a library's error turned
+into one line.
+
+Before a command runs, its lake root is checked (:func:`check_command_lake`): an empty root or
+one with control characters is refused; a local root that is a file, or not writable for a
+command that writes, fails in one line before any table is opened or Spark started; for a
+command that writes to an object store, the store is reached once through delta-rs first, so
+missing credentials fail before Spark starts.
+
+An error that reaches the boundary from delta-rs (``DeltaError``, a Rust panic), from the file
+system (``OSError``, ``PermissionError``), from pyarrow or from Spark (``Py4JJavaError``, a
+captured Spark exception) becomes one line naming the lake and the first line of the cause
+(:func:`boundary_error`); ``ASPEN_DEBUG=1`` re-raises it, with its traceback. Any other exception
+is a bug and keeps its traceback.
+
+>>> import argparse
+>>> writes_lake(argparse.Namespace(command="check", write=False))
+False
+>>> boundary_error(PermissionError(13, "Permission denied"), "file:///l")
+'lake file:///l: [Errno 13] Permission denied'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from urllib.parse import urlparse
+
+from aspen.errors import AspenError
+from aspen.settings import (
+    DEFAULT_LAKE,
+    OBJECT_STORE_SCHEMES,
+    Settings,
+    check_lake_root,
+    check_lake_text,
+    lake_root_uri,
+)
+
+__all__ = [
+    "DEBUG_ENV",
+    "NO_LAKE_COMMANDS",
+    "boundary_error",
+    "check_command_lake",
+    "debugging",
+    "lake_label",
+    "writes_lake",
+]
+
+#: Set to 1 to get the traceback of an error the CLI would print as one line.
+DEBUG_ENV = "ASPEN_DEBUG"
+#: Commands that never open the lake (only the syntax of an explicit ``--lake`` is checked).
+NO_LAKE_COMMANDS = frozenset({"generate", "bench", "optimize"})
+#: Commands that write to the lake whatever their options (the others below depend on them).
+_ALWAYS_WRITE = frozenset({"ingest", "maintain", "expire", "demo"})
+#: ``aspen query`` actions that write (the query registry or a result table).
+_QUERY_WRITES = frozenset({"register", "plan", "run", "drop"})
+
+#: Exception class names (from libraries not imported here) that are one line at the boundary.
+_LIBRARY_ERRORS = frozenset({
+    "DeltaError", "CommitFailedError", "DeltaProtocolError", "SchemaMismatchError",
+    "TableNotFoundError", "PanicException", "ArrowException", "ArrowInvalid", "ArrowIOError",
+    "Py4JJavaError", "Py4JNetworkError", "Py4JError", "PySparkException", "CapturedException",
+    "AnalysisException",
+})
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def writes_lake(args: argparse.Namespace) -> bool:
+    """Whether the command of ``args`` writes to the lake (``check`` unless ``--no-write``,
+    ``query`` for actions that store something).
+
+    >>> writes_lake(argparse.Namespace(command="maintain")), writes_lake(argparse.Namespace(
+    ...     command="show"))
+    (True, False)
+    """
+    command = getattr(args, "command", "")
+    if command in _ALWAYS_WRITE:
+        return True
+    if command == "check":
+        return bool(getattr(args, "write", True))
+    if command == "query":
+        return getattr(args, "action", None) in _QUERY_WRITES
+    return False
+
+
+def check_command_lake(args: argparse.Namespace, settings: Settings) -> None:
+    """Check the lake root of ``settings`` for the command of ``args`` (see the module
+    docstring); raises :class:`~aspen.errors.AspenError`."""
+    check_lake_text(settings.lake)
+    if getattr(args, "command", "") in NO_LAKE_COMMANDS:
+        return
+    write = writes_lake(args)
+    check_lake_root(settings, write=write)
+    if write and urlparse(settings.lake_uri).scheme in OBJECT_STORE_SCHEMES:
+        from aspen.lake.deltars import table_exists
+
+        # one look at the store before a writer starts Spark: no credentials, no bucket → one
+        # line (the boundary's) instead of the JVM's start-up and stack traces
+        table_exists(settings, "ingest_files")
+
+
+def debugging() -> bool:
+    """Whether ``ASPEN_DEBUG`` asks for tracebacks."""
+    return os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
+
+
+def lake_label(args: argparse.Namespace) -> str | None:
+    """The lake as an error line of the command of ``args`` names it: ``--lake`` (else
+    ``ASPEN_LAKE``, else the default) as a URI, or as given when it is not a valid root; ``None``
+    for a command that does not use the lake.
+
+    >>> lake_label(argparse.Namespace(command="show", lake="s3://bucket/lake/"))
+    's3://bucket/lake'
+    >>> lake_label(argparse.Namespace(command="generate", lake=None)) is None
+    True
+    """
+    if getattr(args, "command", "") in NO_LAKE_COMMANDS:
+        return None
+    lake = getattr(args, "lake", None)
+    text = lake if lake is not None else os.environ.get("ASPEN_LAKE", DEFAULT_LAKE)
+    try:
+        return lake_root_uri(text)
+    except AspenError:
+        return text
+
+
+def _is_library_error(err: BaseException) -> bool:
+    if isinstance(err, OSError):
+        return True
+    return any(cls.__name__ in _LIBRARY_ERRORS for cls in type(err).__mro__)
+
+
+def _cause_lines(err: BaseException) -> list[str]:
+    """The lines of ``err``'s message, colour codes and delta-rs's ``↳`` marks removed."""
+    text = str(err)
+    java = getattr(err, "java_exception", None)
+    if java is not None:  # Py4JJavaError: its str is a Java stack trace; ask for the message
+        try:
+            text = str(java.toString())
+        except Exception:  # the JVM may be gone; fall back to the stack trace's own lines
+            text = "\n".join(
+                line.removeprefix(": ") for line in text.splitlines()
+                if line.strip() and not line.lstrip().startswith("at ")
+                and not line.startswith("An error occurred while calling"))
+    lines = [_ANSI.sub("", line).strip().lstrip("↳").strip() for line in text.splitlines()]
+    return [line for line in lines if line]
+
+
+def boundary_error(err: BaseException, lake: str | None) -> str | None:
+    """The one line the CLI prints for a library's error ``err`` on ``lake``, or ``None`` when
+    ``err`` is not one (a bug: it keeps its traceback).
+
+    The line is the lake (unless ``None``: a command without one) and the cause's first line,
+    with its innermost line (delta-rs puts the root cause last) in brackets when there are more.
+
+    >>> boundary_error(OSError("Kernel error\\n  ↳ no credentials\\n  ↳ IMDS is disabled"), "s3://b")
+    'lake s3://b: Kernel error (IMDS is disabled)'
+    >>> boundary_error(KeyError("x"), "s3://b") is None
+    True
+    """
+    if not _is_library_error(err):
+        return None
+    lines = _cause_lines(err) or [type(err).__name__]
+    cause = lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1]})"
+    return cause if lake is None else f"lake {lake}: {cause}"

@@ -1,0 +1,164 @@
+"""``aspen query register|list|show|plan|run|drop``: continuous SQL queries over the lake's
+tables, planned by the optimizer (docs/queries.md).
+
+``register`` and ``drop`` change the ``queries`` table, ``list`` and ``show`` read it (no
+Spark); ``plan`` reads the statistics of the query's tables and stores the optimizer's plan;
+``run`` runs the query with its plan into ``q_NAME`` and prints each join's estimated and
+observed rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from aspen.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from aspen.optimizer.methods import METHODS
+    from aspen.queries.planner import DEFAULT_METHOD
+
+    p = sub.add_parser(
+        "query", help="continuous SQL queries over the lake's tables, planned by the optimizer",
+        description="Example: aspen query register hot --sql \"SELECT a.src, COUNT(*) AS n "
+        "FROM link a JOIN link b ON a.dst = b.src GROUP BY a.src\"; aspen query run hot")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+    reg = actions.add_parser("register", help="register a query (its SQL is checked)")
+    reg.add_argument("name", metavar="NAME", help="an identifier; the result is table q_NAME")
+    reg.add_argument("--sql", required=True, help="one SELECT block (docs/queries.md)")
+    reg.add_argument("--replace", action="store_true", help="replace a query of that name")
+    lst = actions.add_parser("list", help="the registered queries")
+    lst.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    show = actions.add_parser("show", help="a query: its SQL, join graph, plan and last run")
+    show.add_argument("name", metavar="NAME")
+    plan = actions.add_parser("plan", help="plan a query from the lake's statistics; store it")
+    plan.add_argument("name", metavar="NAME")
+    run = actions.add_parser("run", help="run a query (planned first if it has no plan)")
+    run.add_argument("name", metavar="NAME")
+    run.add_argument("--replan", action="store_true", help="plan it again first")
+    for command in (plan, run):
+        command.add_argument("--method", choices=tuple(METHODS), default=None,
+                             help=f"the optimizer (default {DEFAULT_METHOD})")
+    drop = actions.add_parser("drop", help="unregister a query and delete its result table")
+    drop.add_argument("name", metavar="NAME")
+    for action in actions.choices.values():  # `aspen query run X --lake L` works as well
+        action.add_argument("--lake", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    return {"register": _register, "list": _list, "show": _show, "plan": _plan, "run": _run,
+            "drop": _drop}[args.action](args, settings)
+
+
+def _register(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.queries.names import result_table
+    from aspen.queries.registry import register as add
+
+    entry = add(settings, args.name, args.sql, replace_existing=args.replace)
+    query = entry.parsed().query
+    print(f"registered query {entry.name}: {len(query.relations)} relation(s) of "
+          f"{', '.join(sorted(set(query.relations.values())))}, {len(query.joins)} join "
+          f"predicate(s), {len(query.filters)} filter(s); result table {result_table(entry.name)}")
+    return 0
+
+
+def _list(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.cli._output import print_rows
+    from aspen.queries.registry import list_queries
+
+    rows = [(q.name, ",".join(sorted(set(json.loads(q.query_json)["relations"].values()))),
+             "-" if q.plan_cost is None else f"{q.plan_cost:.4g}",
+             f"{q.registered_at:%Y-%m-%d %H:%M:%S}", q.sql) for q in list_queries(settings)]
+    print_rows(("name", "tables", "plan_cost", "registered_at", "sql"), rows, args.format)
+    return 0
+
+
+def _show(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.optimizer.stats import Stats
+    from aspen.queries.planner import plan_lines
+    from aspen.queries.registry import get_query
+    from aspen.queries.runs import last_run
+
+    entry = get_query(settings, args.name)
+    parsed = entry.parsed()
+    query, spec = parsed.query, parsed.spec
+    print(f"query {entry.name} (registered {entry.registered_at:%Y-%m-%d %H:%M:%S} UTC)")
+    print(f"  sql: {entry.sql}")
+    print("  relations: " + ", ".join(f"{a} = {t}" for a, t in query.relations.items()))
+    print("  joins: " + (", ".join(p.id for p in query.joins) or "none"))
+    print("  filters: " + ("; ".join(f.id for f in query.filters) or "none"))
+    print("  outputs: " + ", ".join(f"{o.name} = {o.sql}" for o in spec.outputs)
+          + (f"; group by {', '.join(spec.group_by)}" if spec.group_by else "")
+          + ("; distinct" if spec.distinct else ""))
+    if entry.plan is None or entry.stats is None:
+        print("  plan: none yet (aspen query plan NAME)")
+    else:
+        print(f"  plan ({entry.optimizer}, cost {entry.plan_cost:.4g}, "
+              f"{entry.planned_at:%Y-%m-%d %H:%M:%S} UTC):")
+        for line in plan_lines(entry.plan, query, Stats.from_json(entry.stats)):
+            print("    " + line)
+    rows = last_run(settings, entry.name, entry.registered_at)
+    if rows:
+        print(f"  last run {rows[0].run_id} at {rows[0].started_at:%Y-%m-%d %H:%M:%S} UTC: "
+              f"{rows[0].result_rows} rows in {rows[0].seconds:.2f} s")
+    return 0
+
+
+def _print_plan(planned) -> None:
+    from aspen.queries.planner import plan_lines
+
+    for line in plan_lines(planned.plan, planned.parsed.query, planned.stats):
+        print("  " + line)
+
+
+def _spark_for(settings: Settings, name: str):
+    """The Spark session, once the query is registered and its tables exist (a missing one
+    is reported before Spark starts)."""
+    from aspen.queries.registry import get_query
+    from aspen.queries.stats import table_versions
+    from aspen.spark.session import get_spark
+
+    table_versions(settings, get_query(settings, name).parsed().tables)
+    return get_spark("aspen-query")
+
+
+def _plan(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.queries.runner import plan_query
+
+    planned = plan_query(_spark_for(settings, args.name), settings, args.name, args.method)
+    print(f"query {args.name}: plan of cost {planned.cost:.4g} (stored)")
+    _print_plan(planned)
+    return 0
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.queries.names import result_table
+    from aspen.queries.runner import run_query
+
+    report = run_query(_spark_for(settings, args.name), settings, args.name,
+                       replan=args.replan, method=args.method)
+    print(f"query {args.name}: {report.result_rows} rows into {result_table(args.name)} in "
+          f"{report.seconds:.2f} s (run {report.run_id}, plan cost {report.plan_cost:.4g})")
+    table = [("node", "relations", "planned", "executed", "estimated_rows", "observed_rows")]
+    table += [(n.node, n.relations, n.operator, n.executed or "not found",
+               f"{n.estimated_rows:.4g}", "-" if n.observed_rows is None else str(n.observed_rows))
+              for n in report.nodes]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    if not report.matches:
+        print("warning: Spark did not run every join as planned (see 'executed')")
+    return 0
+
+
+def _drop(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.queries.names import result_table
+    from aspen.queries.registry import drop
+
+    deleted = drop(settings, args.name)
+    print(f"dropped query {args.name}" + (f" and its table {result_table(args.name)}" if deleted
+                                          else ""))
+    return 0

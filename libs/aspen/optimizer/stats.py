@@ -1,0 +1,143 @@
+"""Statistics as explicit relations, and the changes that re-optimization maintains them under.
+
+The optimizer's inputs beside the query are plain data (S.json; docs/optimizer.md):
+
+- ``tables``: per table its ``rows``, its row ``width`` in bytes, and per column its ``ndv``
+  (distinct values);
+- ``selectivity``: per join predicate (``"c.c_custkey=o.o_custkey"``) or filter
+  (``"c: c_mktsegment = 'MACHINERY'"``) the fraction of rows it keeps — observed or estimated;
+  a join without one gets ``1 / max(ndv)`` of its two columns, a filter without one
+  :data:`DEFAULT_FILTER_SELECTIVITY`;
+- ``params``: the cost model's parameters (:data:`aspen.optimizer.cost.DEFAULT_PARAMS`).
+
+A change (one line of C.jsonl) sets some of these values: ``{"rows": {"orders": 3e6}}``,
+``{"selectivity": {"c.c_custkey=o.o_custkey": 1e-5}}``, ``{"ndv": {"orders.o_custkey": 9e4}}``,
+``{"width": {...}}``, ``{"params": {...}}`` — several keys at once are one batch of changes.
+Every value has a :data:`StatKey`, so a change names exactly the statistics it moved.
+
+>>> s = Stats.from_json({"tables": {"orders": {"rows": 1500000, "width": 100,
+...                                            "columns": {"o_custkey": {"ndv": 100000}}}}})
+>>> s2, moved = s.changed({"rows": {"orders": 3000000}})
+>>> s2.rows("orders"), sorted(moved)
+(3000000.0, [('rows', 'orders')])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aspen.errors import ConfigError
+
+__all__ = ["DEFAULT_FILTER_SELECTIVITY", "DEFAULT_WIDTH", "StatKey", "Stats"]
+
+#: A statistic's name: ``(kind, name)`` — kind one of rows, width, ndv, selectivity, params.
+StatKey = tuple[str, str]
+#: The fraction a filter keeps when the statistics give no selectivity for it.
+DEFAULT_FILTER_SELECTIVITY = 0.1
+#: Bytes per row of a table without a ``width``.
+DEFAULT_WIDTH = 100.0
+_KINDS = ("rows", "width", "ndv", "selectivity", "params")
+
+
+def _positive(kind: str, name: str, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"statistic {kind} {name!r}: {value!r} is not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise ConfigError(f"statistic {kind} {name!r}: {value!r} must be a finite number ≥ 0")
+    if kind == "selectivity" and number > 1:
+        raise ConfigError(f"selectivity {name!r}: {value!r} must be at most 1")
+    return number
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The statistics one optimization reads. ``values`` maps every :data:`StatKey` to a number;
+    use the accessors, which apply the documented defaults."""
+
+    values: Mapping[StatKey, float] = field(default_factory=dict)
+    #: Derived numbers (cardinalities) memoized for these values; a change makes a new Stats.
+    memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Stats:
+        """Read S.json (``tables``, ``selectivity``, ``params``)."""
+        values: dict[StatKey, float] = {}
+        try:
+            for table, info in dict(data.get("tables", {})).items():
+                for kind in ("rows", "width"):
+                    if kind in info:
+                        values[(kind, table)] = _positive(kind, table, info[kind])
+                for column, cinfo in dict(info.get("columns", {})).items():
+                    if "ndv" in cinfo:
+                        name = f"{table}.{column}"
+                        values[("ndv", name)] = _positive("ndv", name, cinfo["ndv"])
+            for kind in ("selectivity", "params"):
+                for name, value in dict(data.get(kind, {})).items():
+                    values[(kind, str(name))] = _positive(kind, str(name), value)
+        except (TypeError, AttributeError) as err:
+            raise ConfigError(f"statistics: malformed S.json ({err!r})") from None
+        return Stats(values)
+
+    def to_json(self) -> dict[str, Any]:
+        """The S.json form."""
+        out: dict[str, Any] = {"tables": {}, "selectivity": {}, "params": {}}
+        for (kind, name), value in sorted(self.values.items()):
+            if kind in ("rows", "width"):
+                out["tables"].setdefault(name, {})[kind] = value
+            elif kind == "ndv":
+                table, column = name.split(".", 1)
+                out["tables"].setdefault(table, {}).setdefault("columns", {})[column] = {
+                    "ndv": value}
+            else:
+                out[kind][name] = value
+        return out
+
+    def changed(self, change: Mapping[str, Mapping[str, Any]]) -> tuple[Stats, set[StatKey]]:
+        """Apply one change (a C.jsonl line): the new statistics and the keys whose value moved.
+
+        >>> Stats().changed({"rows": {"t": 5}})[1]
+        {('rows', 't')}
+        >>> Stats().changed({"cardinality": {"t": 5}})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        aspen.errors.ConfigError: change: unknown statistic 'cardinality'; known: rows, ...
+        """
+        values = dict(self.values)
+        moved: set[StatKey] = set()
+        for kind, entries in change.items():
+            if kind not in _KINDS:
+                raise ConfigError(f"change: unknown statistic {kind!r}; known: {', '.join(_KINDS)}")
+            if not isinstance(entries, Mapping):
+                raise ConfigError(f"change: {kind} must map names to numbers")
+            for name, value in entries.items():
+                key = (kind, str(name))
+                number = _positive(kind, str(name), value)
+                if values.get(key) != number:
+                    values[key] = number
+                    moved.add(key)
+        return Stats(values), moved
+
+    def rows(self, table: str) -> float:
+        """A table's row count (an unknown table: 1,000 rows)."""
+        return self.values.get(("rows", table), 1000.0)
+
+    def width(self, table: str) -> float:
+        """Bytes per row of a table."""
+        return self.values.get(("width", table), DEFAULT_WIDTH)
+
+    def ndv(self, table: str, column: str) -> float:
+        """Distinct values of a column; without a statistic, the table's rows (a key)."""
+        return self.values.get(("ndv", f"{table}.{column}"), self.rows(table))
+
+    def selectivity(self, name: str) -> float | None:
+        """An explicit selectivity, or None."""
+        return self.values.get(("selectivity", name))
+
+    def param(self, name: str, default: float) -> float:
+        """A cost-model parameter."""
+        return self.values.get(("params", name), default)

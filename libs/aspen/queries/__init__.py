@@ -1,0 +1,13 @@
+"""Continuous SQL queries over the lake's tables, planned by the cost-based optimizer.
+
+A query is registered by name (:mod:`aspen.queries.registry`), parsed into a join graph and an
+execution spec (:mod:`aspen.queries.sql`), planned from statistics of the lake
+(:mod:`aspen.queries.stats`, :mod:`aspen.queries.planner`), and run on Spark following its plan
+(:mod:`aspen.queries.execute`): its result is the Delta table ``q_<name>``, each run's operators
+with estimated and observed rows go to ``query_runs``. :func:`aspen.queries.runner.run_registered`
+runs every registered query (after a maintained batch). Docs: docs/queries.md.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,206 @@
+"""The registry of continuous queries: the Delta table ``queries`` under the lake root.
+
+One row per query: ``name``, ``sql``, ``registered_at``, its join graph (``query_json``, Q.json)
+and execution spec (``spec_json``) as parsed at registration, and its current plan:
+``plan_json``, ``plan_cost``, ``optimizer``, ``planned_at`` and the statistics it was chosen
+under (``stats_json``, S.json plus per-column min/max and the tables' Delta versions); the plan
+columns are null until the query is first planned. Its result is the table ``q_<name>``.
+
+The table is small and written by delta-rs with a compare-and-swap on its version (read at
+*v*, commit exactly *v + 1*, else read again): two registrations at once both land. No lease:
+no maintainer reads or writes these tables (see docs/queries.md).
+
+>>> import tempfile
+>>> lake = Settings(lake=tempfile.mkdtemp())
+>>> _ = register(lake, "n_links", "SELECT COUNT(*) AS n FROM link")
+>>> [q.name for q in list_queries(lake)], get_query(lake, "n_links").plan is None
+(['n_links'], True)
+>>> drop(lake, "n_links"), list_queries(lake)
+(False, [])
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from aspen.errors import ConfigError, LakeError
+from aspen.queries.names import check_name, result_table
+from aspen.queries.spec import ParsedQuery
+from aspen.queries.sql import parse_query
+from aspen.settings import Settings
+
+__all__ = ["QUERIES_TABLE", "RegisteredQuery", "drop", "get_query", "list_queries", "register",
+           "store_plan"]
+
+QUERIES_TABLE = "queries"
+#: Attempts at one compare-and-swap of the registry before giving up.
+_CAS_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class RegisteredQuery:
+    """One row of ``queries``."""
+
+    name: str
+    sql: str
+    registered_at: datetime
+    query_json: str
+    spec_json: str
+    plan_json: str | None = None
+    plan_cost: float | None = None
+    optimizer: str | None = None
+    planned_at: datetime | None = None
+    stats_json: str | None = None
+
+    @property
+    def plan(self) -> dict[str, Any] | None:
+        """The stored plan tree, or None before the query is planned."""
+        return None if self.plan_json is None else json.loads(self.plan_json)
+
+    @property
+    def stats(self) -> dict[str, Any] | None:
+        """The statistics the stored plan was chosen under (JSON), or None."""
+        return None if self.stats_json is None else json.loads(self.stats_json)
+
+    def parsed(self) -> ParsedQuery:
+        """The query parsed again from its SQL (against the tables known now)."""
+        return parse_query(self.name, self.sql)
+
+
+def _schema():
+    import pyarrow as pa
+
+    stamp = pa.timestamp("us", "UTC")
+    return pa.schema([
+        ("name", pa.string()), ("sql", pa.string()), ("registered_at", stamp),
+        ("query_json", pa.string()), ("spec_json", pa.string()), ("plan_json", pa.string()),
+        ("plan_cost", pa.float64()), ("optimizer", pa.string()), ("planned_at", stamp),
+        ("stats_json", pa.string())])
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _read(settings: Settings):
+    """The registry table (None before the first registration) and its rows by name."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(settings.table_uri(QUERIES_TABLE))
+    except TableNotFoundError:
+        return None, {}
+    rows = {}
+    for row in table.to_pyarrow_table().to_pylist():
+        row["registered_at"], row["planned_at"] = (_utc(row["registered_at"]),
+                                                   _utc(row["planned_at"]))
+        rows[row["name"]] = RegisteredQuery(**row)
+    return table, rows
+
+
+def _update(settings: Settings,
+            change: Callable[[dict[str, RegisteredQuery]], dict[str, RegisteredQuery]]) -> None:
+    """Apply ``change`` to the registry's rows and write them, by compare-and-swap."""
+    import pyarrow as pa
+    from deltalake import CommitProperties, write_deltalake
+    from deltalake.exceptions import CommitFailedError, DeltaError
+
+    for _ in range(_CAS_ATTEMPTS):
+        table, rows = _read(settings)
+        new = change(dict(rows))
+        data = pa.Table.from_pylist([asdict(q) for _, q in sorted(new.items())], schema=_schema())
+        try:
+            if table is None:  # the first registration creates the table
+                write_deltalake(settings.table_uri(QUERIES_TABLE), data, mode="error")
+            else:
+                write_deltalake(table, data, mode="overwrite", schema_mode="overwrite",
+                                commit_properties=CommitProperties(max_commit_retries=0))
+            return
+        except CommitFailedError:
+            continue  # another writer committed in between: read again
+        except DeltaError as err:  # a concurrent creation: the table exists now
+            if table is None and "exists" in str(err).lower():
+                continue
+            raise
+    raise LakeError(f"could not update the query registry in {_CAS_ATTEMPTS} attempts "
+                    "(concurrent writers)")
+
+
+def _unknown(name: str, rows: dict[str, RegisteredQuery]) -> ConfigError:
+    known = ", ".join(sorted(rows)) or "none"
+    return ConfigError(f"no query {name!r} is registered (registered: {known})")
+
+
+def register(settings: Settings, name: str, sql: str, replace_existing: bool = False
+             ) -> RegisteredQuery:
+    """Register the query ``name`` (validated by parsing its SQL); an existing one of that name
+    is refused unless ``replace_existing`` (which also forgets its plan)."""
+    parsed = parse_query(check_name(name), sql)
+    entry = RegisteredQuery(name, sql, datetime.now(UTC), json.dumps(parsed.query.to_json()),
+                            json.dumps(parsed.spec.to_json()))
+
+    def add(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
+        if name in rows and not replace_existing:
+            raise ConfigError(f"query {name!r} is already registered (drop it first, or "
+                              "register it with --replace)")
+        rows[name] = entry
+        return rows
+
+    _update(settings, add)
+    return entry
+
+
+def list_queries(settings: Settings) -> list[RegisteredQuery]:
+    """Every registered query, by name."""
+    return [q for _, q in sorted(_read(settings)[1].items())]
+
+
+def get_query(settings: Settings, name: str) -> RegisteredQuery:
+    """The registered query ``name`` (:class:`~aspen.errors.ConfigError` if there is none)."""
+    rows = _read(settings)[1]
+    if name not in rows:
+        raise _unknown(name, rows)
+    return rows[name]
+
+
+def store_plan(settings: Settings, name: str, plan: dict[str, Any], cost: float,
+               stats_json: dict[str, Any], optimizer: str) -> RegisteredQuery:
+    """Record the plan chosen for ``name`` (and the statistics it was chosen under)."""
+    stored: list[RegisteredQuery] = []
+
+    def set_plan(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
+        if name not in rows:
+            raise _unknown(name, rows)
+        rows[name] = replace(rows[name], plan_json=json.dumps(plan), plan_cost=float(cost),
+                             optimizer=optimizer, planned_at=datetime.now(UTC),
+                             stats_json=json.dumps(stats_json))
+        stored[:] = [rows[name]]
+        return rows
+
+    _update(settings, set_plan)
+    return stored[0]
+
+
+def drop(settings: Settings, name: str) -> bool:
+    """Unregister ``name`` and delete its result table ``q_<name>`` when the lake is local
+    (elsewhere the table stays: delete it with the store's tools); whether a result table was
+    deleted. Its rows in ``query_runs`` stay, as history."""
+    def remove(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
+        if name not in rows:
+            raise _unknown(name, rows)
+        del rows[name]
+        return rows
+
+    _update(settings, remove)
+    path = settings.local_table_path(result_table(name))
+    if path is not None and (Path(path) / "_delta_log").is_dir():
+        shutil.rmtree(path)
+        return True
+    return False

@@ -1,0 +1,177 @@
+"""Continuous queries on Spark (aspen.queries): each query run under every join method and two
+join orders gives DuckDB's answer to the same SQL over the same rows; Spark runs exactly the
+planned join operators, and the rows each operator reports are the rows DuckDB counts for that
+sub-join. Then the optimizer's path: statistics → plan → run → observed selectivities, and the
+CLI."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable
+
+import duckdb
+import pandas as pd
+import pytest
+import sqlglot
+
+from aspen.cli.main import main
+from aspen.lake.deltars import read_table, write_table
+from aspen.optimizer.stats import Stats
+from aspen.queries.execute import execute
+from aspen.queries.physical import EXPECTED_OPERATORS
+from aspen.queries.registry import get_query, register
+from aspen.queries.runner import plan_query, run_registered
+from aspen.queries.spec import ParsedQuery
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+NODES = [f"n{i}" for i in range(25)]
+
+THREE_WAY = ("SELECT a.src, b.dst, a.cost + b.cost AS total, s.x FROM link a, link b, sensor s "
+             "WHERE a.dst = b.src AND b.dst = s.id AND a.cost > 2 AND s.y < 2")
+GROUPED = ("SELECT a.src, COUNT(*) AS n, SUM(b.cost) AS total, MIN(b.dst) AS first, "
+           "MAX(a.cost) AS most, AVG(b.cost) AS mean FROM link a JOIN link b ON a.dst = b.src "
+           "WHERE b.cost <= 6 OR b.cost IS NULL GROUP BY a.src")
+ON_A_VIEW = ("SELECT DISTINCT m.src, m.dst, l.cost FROM min_cost m JOIN link l "
+             "ON l.src = m.src AND l.dst = m.dst WHERE m.cost < 5")
+
+
+@pytest.fixture(scope="module")
+def query_lake(tmp_path_factory):
+    """A small lake written directly: link (one cost null), sensor (one y null), the view
+    min_cost; the three queries registered."""
+    from aspen.settings import Settings
+
+    lake = Settings(lake=str(tmp_path_factory.mktemp("queries") / "lake"))
+    rng = random.Random(7)
+    links = sorted({(a, b) for a, b in (rng.sample(NODES, 2) for _ in range(110))})
+    costs = [float(rng.randint(1, 9)) for _ in links]
+    costs[3] = None
+    write_table(lake, "link", pd.DataFrame({
+        "src": [a for a, _ in links], "dst": [b for _, b in links], "cost": costs,
+        "batch_id": [1] * len(links)}))
+    write_table(lake, "sensor", pd.DataFrame({
+        "id": NODES, "x": [float(i) for i in range(len(NODES))],
+        "y": [None] + [float(i % 3) for i in range(1, len(NODES))]}))
+    pairs = {(a, b) for a, b in (rng.sample(NODES, 2) for _ in range(60))}
+    cheapest = sorted(pairs | set(links[:20]))
+    write_table(lake, "min_cost", pd.DataFrame({
+        "src": [a for a, _ in cheapest], "dst": [b for _, b in cheapest],
+        "cost": [float(rng.randint(1, 9)) for _ in cheapest], "batch_id": [1] * len(cheapest)}))
+    for name, sql in (("three", THREE_WAY), ("grouped", GROUPED), ("on_view", ON_A_VIEW)):
+        register(lake, name, sql)
+    return lake
+
+
+def _normal(rows: Iterable[Iterable]) -> list[tuple]:
+    """Rows comparable across engines: floats rounded, NaN as None, sorted."""
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return round(float(v), 9) if isinstance(v, float | int) and not isinstance(v, bool) else v
+
+    return sorted((tuple(cell(v) for v in row) for row in rows), key=repr)
+
+
+def _duckdb(lake, sql: str, tables: Iterable[str]) -> list[tuple]:
+    con = duckdb.connect()
+    for table in tables:
+        con.register(table, read_table(lake, table))
+    return con.execute(sqlglot.transpile(sql, read="spark", write="duckdb")[0]).fetchall()
+
+
+def _duckdb_count(lake, parsed: ParsedQuery, aliases: Iterable[str]) -> int:
+    """What DuckDB counts for the sub-join of ``aliases`` (their filters applied)."""
+    aliases = sorted(aliases)
+    query = parsed.query
+    sources = []
+    for alias in aliases:
+        where = " AND ".join(f"({f.predicate})" for f in query.filters_of(alias)) or "TRUE"
+        sources.append(f"(SELECT * FROM {query.relations[alias]} WHERE {where}) AS {alias}")
+    joins = " AND ".join(f"{p.left} = {p.right}" for p in query.joins_within(aliases)) or "TRUE"
+    sql = f"SELECT COUNT(*) FROM {', '.join(sources)} WHERE {joins}"
+    return int(_duckdb(lake, sql, parsed.tables)[0][0])
+
+
+def _result(lake, name: str) -> list[tuple]:
+    frame = read_table(lake, f"q_{name}")
+    return _normal(frame.astype(object).where(frame.notna(), None).itertuples(index=False))
+
+
+def _join(method: str, left: dict, right: dict) -> dict:
+    return {"join": method, "left": left, "right": right}
+
+
+A, B, S = {"scan": "a"}, {"scan": "b"}, {"scan": "s"}
+BH, SH, SM = "broadcast_hash", "shuffle_hash", "sort_merge"
+#: Per query, plans that together use every join method at every join and two join orders.
+PLANS = {
+    "three": [_join(SH, _join(BH, A, B), S), _join(BH, _join(SM, S, B), A),
+              _join(SM, _join(SH, A, B), S)],
+    "grouped": [_join(BH, A, B), _join(SH, B, A), _join(SM, A, B)],
+}
+
+
+def _operator(method: str) -> str:
+    name, build = EXPECTED_OPERATORS[method]
+    return f"{name}({build})" if build else name
+
+
+@pytest.mark.parametrize("name", ["three", "grouped"])
+def test_every_method_and_order_gives_duckdbs_answer(spark, query_lake, name) -> None:
+    parsed = get_query(query_lake, name).parsed()
+    expected = _normal(_duckdb(query_lake, parsed.sql, parsed.tables))
+    assert expected  # the lake is built so every query has rows
+    counts: dict[frozenset[str], int] = {}
+    for plan in PLANS[name]:
+        report = execute(spark, query_lake, parsed, plan, Stats())
+        assert _result(query_lake, name) == expected, plan
+        assert report.result_rows == len(expected)
+        assert report.matches, plan
+        for node in report.nodes:
+            if node.operator != "scan":
+                assert node.executed == _operator(node.operator), (plan, node)
+            aliases = frozenset(node.relations.split(","))
+            if aliases not in counts:
+                counts[aliases] = _duckdb_count(query_lake, parsed, aliases)
+            assert node.observed_rows == counts[aliases], (plan, node)
+
+
+def test_plan_run_and_observed_selectivities(spark, query_lake) -> None:
+    planned = plan_query(spark, query_lake, "three")
+    document = planned.document
+    assert document["tables"]["link"]["rows"] == len(read_table(query_lake, "link"))
+    assert document["tables"]["link"]["columns"]["dst"]["ndv"] > 10
+    assert document["selectivity"]["a: cost > 2"] == pytest.approx(
+        _duckdb_count(query_lake, planned.parsed, "a") / document["tables"]["link"]["rows"])
+    stored = get_query(query_lake, "three")
+    assert stored.plan == planned.plan and stored.plan_cost == pytest.approx(planned.cost)
+
+    outcomes = {o.name: o for o in run_registered(spark, query_lake, batch_id=3)}
+    assert sorted(outcomes) == ["grouped", "on_view", "three"]
+    for name, outcome in outcomes.items():
+        assert outcome.error is None and outcome.report is not None and outcome.report.matches
+        parsed = get_query(query_lake, name).parsed()
+        assert _result(query_lake, name) == _normal(
+            _duckdb(query_lake, parsed.sql, parsed.tables)), name
+    runs = read_table(query_lake, "query_runs")
+    assert set(runs[runs["batch_id"] == 3]["query"]) == {"grouped", "on_view", "three"}
+
+    replanned = plan_query(spark, query_lake, "three")
+    assert replanned.document["observed_run"] == outcomes["three"].report.run_id
+    assert {"a.dst=b.src", "b.dst=s.id"} <= set(replanned.document["selectivity"])
+
+
+def test_the_cli_plans_and_runs(spark, query_lake, monkeypatch, capsys) -> None:
+    import aspen.spark.session
+
+    monkeypatch.setattr(aspen.spark.session, "get_spark", lambda *a, **k: spark)
+    assert main(["--lake", query_lake.lake, "query", "plan", "grouped", "--method", "volcano"]) == 0
+    out = capsys.readouterr().out
+    assert "plan of cost" in out and "scan a (link)" in out and "rows" in out
+    assert main(["--lake", query_lake.lake, "query", "run", "grouped"]) == 0
+    out = capsys.readouterr().out
+    assert "rows into q_grouped" in out and "observed_rows" in out and "warning" not in out
+    assert main(["--lake", query_lake.lake, "query", "show", "grouped"]) == 0
+    assert "plan (volcano, cost" in capsys.readouterr().out
