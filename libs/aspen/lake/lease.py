@@ -234,7 +234,8 @@ def request_stop(settings: Settings) -> LeaseHolder | None:
 
 def _swap(settings: Settings, table, row: LeaseHolder, lease_table: str = LEASE_TABLE) -> bool:
     """Write ``row`` as the lease if the table is still at the version ``table`` was read at
-    (or, with ``table`` ``None``, if no lease table exists yet); whether it was written."""
+    (with ``table`` ``None``: create the table empty, write nothing, return False so the caller
+    reads it and swaps); whether it was written."""
     import pyarrow as pa
     from deltalake import CommitProperties, write_deltalake
     from deltalake.exceptions import CommitFailedError, DeltaError
@@ -245,17 +246,21 @@ def _swap(settings: Settings, table, row: LeaseHolder, lease_table: str = LEASE_
         ("expires_at", pa.timestamp("us", "UTC")), ("released", pa.bool_()),
         ("stop_requested", pa.bool_()), ("follower", pa.bool_())]))
     try:
-        if table is None:  # the first writer of this lake creates the table
-            write_deltalake(settings.table_uri(lease_table), data, mode="error")
+        if table is None:
+            # The first writer creates the table *empty* and takes the lease by a
+            # compare-and-swap like any later one: delta-rs's create is not atomic (two processes
+            # creating one table at once may both succeed), its versioned commits are.
+            try:
+                write_deltalake(settings.table_uri(lease_table), data.slice(0, 0), mode="error")
+            except DeltaError as err:
+                if "exists" not in str(err).lower():
+                    raise
+            return False
         else:
             write_deltalake(table, data, mode="overwrite", schema_mode="overwrite",
                             commit_properties=CommitProperties(max_commit_retries=0))
     except CommitFailedError:
         return False
-    except DeltaError as err:  # a concurrent creation: the table exists now
-        if table is None and "exists" in str(err).lower():
-            return False
-        raise
     return True
 
 

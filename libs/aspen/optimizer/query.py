@@ -80,6 +80,21 @@ class Filter:
         return f"{self.relation}: {self.predicate}"
 
 
+class _Signature:
+    """A tuple with its hash kept: equal iff the tuples are equal."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: tuple) -> None:
+        self.value, self._hash = value, hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, _Signature) and self.value == other.value)
+
+
 @dataclass(frozen=True)
 class Query:
     """A join graph: ``relations`` (alias → table), equality ``joins`` and per-relation
@@ -130,9 +145,10 @@ class Query:
                             for f in self.filters], **self.extra}
 
     @cached_property
-    def signature(self) -> tuple:
-        """A hashable identity of the join graph (relations, joins, filters)."""
-        return (tuple(sorted(self.relations.items())), self.joins, self.filters)
+    def signature(self) -> _Signature:
+        """A hashable identity of the join graph (relations, joins, filters), its hash computed
+        once: the cost model memoizes cardinalities by it."""
+        return _Signature((tuple(sorted(self.relations.items())), self.joins, self.filters))
 
     @cached_property
     def aliases(self) -> tuple[str, ...]:
