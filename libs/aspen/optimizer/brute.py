@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from itertools import combinations
 from typing import Any
 
 from aspen.errors import ConfigError
@@ -32,26 +31,12 @@ from aspen.optimizer.stats import Stats
 __all__ = ["best_by_brute_force", "plans"]
 
 
-def _splits(query: Query, expr: Expr, left_linear: bool) -> Iterator[tuple[Expr, Expr]]:
-    """Ordered (left, right) pairs of connected halves with a join predicate between them."""
-    members = sorted(expr)
-    for size in range(1, len(members)):
-        for chosen in combinations(members, size):
-            left = frozenset(chosen)
-            right = expr - left
-            if left_linear and len(right) != 1:
-                continue
-            if (query.connected(left) and query.connected(right)
-                    and query.joins_between(left, right)):
-                yield left, right
-
-
 def _trees(query: Query, expr: Expr, methods: Sequence[str],
            left_linear: bool) -> Iterator[dict[str, Any]]:
     if len(expr) == 1:
         yield {"scan": next(iter(expr))}
         return
-    for left, right in _splits(query, expr, left_linear):
+    for left, right in query.splits(expr, left_linear):
         keys = [key_label(k) for k in query.keys_between(left, right)]
         for left_plan in _trees(query, left, methods, left_linear):
             for right_plan in _trees(query, right, methods, left_linear):

@@ -22,9 +22,10 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import combinations
 from typing import Any
 
 from aspen.errors import ConfigError
@@ -159,6 +160,25 @@ class Query:
     def root(self) -> Expr:
         """The whole query as an expression: every alias."""
         return frozenset(self.relations)
+
+    def splits(self, expr: Expr, left_linear: bool = False) -> Iterator[tuple[Expr, Expr]]:
+        """Ordered ``(left, right)`` halves of ``expr``, each connected, with a join predicate
+        between them (no cross products); ``left_linear``: the right half one relation.
+
+        >>> q = Query.from_json({"relations": {"a": "t", "b": "u"}, "joins": ["a.k = b.k"]})
+        >>> [(sorted(l), sorted(r)) for l, r in q.splits(q.root)]
+        [(['a'], ['b']), (['b'], ['a'])]
+        """
+        members = sorted(expr)
+        for size in range(1, len(members)):
+            for chosen in combinations(members, size):
+                left = frozenset(chosen)
+                right = expr - left
+                if left_linear and len(right) != 1:
+                    continue
+                if (self.connected(left) and self.connected(right)
+                        and self.joins_between(left, right)):
+                    yield left, right
 
     def joins_within(self, expr: Iterable[str]) -> tuple[JoinPredicate, ...]:
         """The join predicates whose two relations are both in ``expr``."""

@@ -25,10 +25,9 @@ local costs a change of statistics moves). ``PlanCost(AND) = local + Σ BestCost
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations
 
 from aspen.errors import ConfigError
 from aspen.optimizer import cost as costs
@@ -121,19 +120,6 @@ class SearchSpace:
         """``Fn_isleaf``: a single relation with no required property (a scan)."""
         return len(node.expr) == 1 and node.prop is None
 
-    def _bipartitions(self, expr: Expr) -> Iterator[tuple[Expr, Expr]]:
-        members = sorted(expr)
-        for size in range(1, len(members)):
-            for left in combinations(members, size):
-                left_set = frozenset(left)
-                right_set = expr - left_set
-                if self.options.left_linear and len(right_set) != 1:
-                    continue
-                if not (self.query.connected(left_set) and self.query.connected(right_set)):
-                    continue
-                if self.query.joins_between(left_set, right_set):
-                    yield left_set, right_set
-
     def split(self, node: OrNode) -> tuple[AndNode, ...]:
         """``Fn_split``: every AND node of ``node``, in a fixed order."""
         cached = self._splits.get(node)
@@ -145,7 +131,7 @@ class SearchSpace:
         else:
             if node.prop is not None:
                 out.append(AndNode(node, "sort", "sort", OrNode(node.expr, None)))
-            for left, right in self._bipartitions(node.expr):
+            for left, right in self.query.splits(node.expr, self.options.left_linear):
                 for method in self.options.methods:
                     if method != "sort_merge":
                         if node.prop is None:

@@ -107,44 +107,14 @@ class SortedEntries:
         return [ident for _v, ident in self._order[:bisect_right(self._order, entry)]]
 
 
-class MinAggregate(SortedEntries):
-    """``min`` over its entries; :meth:`upsert` and :meth:`delete` return ``(old, new)`` when
-    the minimum ``(value, id)`` changes, else None."""
+class _Aggregate(SortedEntries):
+    """An aggregate over sorted entries: :meth:`upsert` and :meth:`delete` return
+    ``(old, new)`` when :meth:`best` changes, else None (a deleted best: the next replaces it)."""
 
     __slots__ = ()
 
-    def best(self) -> Entry:
-        """The minimum ``(value, id)``, :data:`EMPTY_MIN` when empty."""
-        return self._order[0] if self._order else EMPTY_MIN
-
-    def upsert(self, ident: int, value: float) -> tuple[Entry, Entry] | None:
-        """Insert or update one input (cases 1, 3 and 4)."""
-        old = self.best()
-        self.put(ident, value)
-        new = self.best()
-        return None if new == old else (old, new)
-
-    def delete(self, ident: int) -> tuple[Entry, Entry] | None:
-        """Delete one input (case 2: the next best replaces a deleted minimum)."""
-        old = self.best()
-        self.discard(ident)
-        new = self.best()
-        return None if new == old else (old, new)
-
-
-class MaxAggregate(SortedEntries):
-    """``max`` over its entries, as :class:`MinAggregate` for the minimum (MaxBound, rule r3).
-
-    >>> m = MaxAggregate()
-    >>> m.upsert(7, 2.0), m.upsert(8, 1.0), m.delete(7)
-    (((-inf, -1), (2.0, 7)), None, ((2.0, 7), (1.0, 8)))
-    """
-
-    __slots__ = ()
-
-    def best(self) -> Entry:
-        """The maximum ``(value, id)``, :data:`EMPTY_MAX` when empty."""
-        return self._order[-1] if self._order else EMPTY_MAX
+    def best(self) -> Entry:  # pragma: no cover - each aggregate defines its own
+        raise NotImplementedError
 
     def upsert(self, ident: int, value: float) -> tuple[Entry, Entry] | None:
         """Insert or update one input."""
@@ -159,3 +129,31 @@ class MaxAggregate(SortedEntries):
         self.discard(ident)
         new = self.best()
         return None if new == old else (old, new)
+
+
+class MinAggregate(_Aggregate):
+    """``min`` over its entries; :meth:`upsert` and :meth:`delete` return ``(old, new)`` when
+    the minimum ``(value, id)`` changes, else None."""
+
+    __slots__ = ()
+
+    def best(self) -> Entry:
+        """The minimum ``(value, id)``, :data:`EMPTY_MIN` when empty."""
+        return self._order[0] if self._order else EMPTY_MIN
+
+
+
+class MaxAggregate(_Aggregate):
+    """``max`` over its entries, as :class:`MinAggregate` for the minimum (MaxBound, rule r3).
+
+    >>> m = MaxAggregate()
+    >>> m.upsert(7, 2.0), m.upsert(8, 1.0), m.delete(7)
+    (((-inf, -1), (2.0, 7)), None, ((2.0, 7), (1.0, 8)))
+    """
+
+    __slots__ = ()
+
+    def best(self) -> Entry:
+        """The maximum ``(value, id)``, :data:`EMPTY_MAX` when empty."""
+        return self._order[-1] if self._order else EMPTY_MAX
+
