@@ -6,6 +6,8 @@ Once (the default: every update logged since the last batch, as one batch), or a
 (:mod:`aspen.lake.lease`), so a second maintainer of the same lake is refused; a follower
 therefore also sweeps TTLs and keeps the tables itself (``--expire-every``,
 ``--housekeep-every``), as ``aspen expire`` and the housekeeping job are refused meanwhile.
+After each maintained batch the registered continuous queries run, inside the lease
+(:func:`aspen.queries.runner.run_after_batch`; ``--no-queries`` skips them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="spark: Spark tasks a round runs the query nodes on, mail between nodes "
                         "of one task delivered within the round (default: as many as Spark "
                         "runs tasks at once, at most one per node)")
+    p.add_argument("--no-queries", dest="queries", action="store_false",
+                   help="do not run the registered continuous queries after each batch (they "
+                        "run on Spark: with --runtime local this saves starting it)")
     follow = p.add_argument_group("follower (a long-lived maintainer)")
     follow.add_argument("--follow", action="store_true",
                         help="keep running: maintain a batch whenever updates arrive; SIGTERM "
@@ -70,7 +75,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], MaintainReport]:
-    """One maintained batch of the chosen runtime, as a function of nothing."""
+    """One maintained batch of the chosen runtime, then the registered queries (unless
+    ``--no-queries``), as a function of nothing."""
+    run_batch = _runtime_batch(args, settings)
+    if not args.queries:
+        return run_batch
+    from aspen.queries.runner import run_after_batch
+
+    def batch_then_queries() -> MaintainReport:
+        report = run_batch()
+        if not report.nothing_to_do:
+            report.notes.extend(run_after_batch(settings, report.batch_id))
+        return report
+
+    return batch_then_queries
+
+
+def _runtime_batch(args: argparse.Namespace, settings: Settings) -> Callable[[], MaintainReport]:
+    """One maintained batch of the chosen runtime."""
     if args.runtime == "spark":
         from aspen.pipeline.maintain_spark import maintain_spark
 

@@ -1,10 +1,12 @@
-"""``aspen query register|list|show|plan|run|drop``: continuous SQL queries over the lake's
-tables, planned by the optimizer (docs/queries.md).
+"""``aspen query register|list|show|plan|run|reoptimize|history|drop``: continuous SQL queries
+over the lake's tables, planned by the optimizer (docs/queries.md).
 
-``register`` and ``drop`` change the ``queries`` table, ``list`` and ``show`` read it (no
-Spark); ``plan`` reads the statistics of the query's tables and stores the optimizer's plan;
-``run`` runs the query with its plan into ``q_NAME`` and prints each join's estimated and
-observed rows.
+``register`` and ``drop`` change the ``queries`` table, ``list``, ``show`` and ``history`` read
+it and the plan history (no Spark); ``plan`` reads the statistics of the query's tables and
+stores the optimizer's plan; ``run`` runs the query with its plan into ``q_NAME`` and prints
+each join's estimated and observed rows; ``reoptimize`` re-optimizes queries incrementally
+from their saved optimizer state and adopts a changed plan (what the ``aspen_reoptimize`` DAG
+runs).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from aspen.settings import Settings
 def register(sub: argparse._SubParsersAction) -> None:
     from aspen.optimizer.methods import METHODS
     from aspen.queries.planner import DEFAULT_METHOD
+    from aspen.queries.reoptimize import DEFAULT_REOPTIMIZER
 
     p = sub.add_parser(
         "query", help="continuous SQL queries over the lake's tables, planned by the optimizer",
@@ -41,6 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     for command in (plan, run):
         command.add_argument("--method", choices=tuple(METHODS), default=None,
                              help=f"the optimizer (default {DEFAULT_METHOD})")
+    reopt = actions.add_parser(
+        "reoptimize", help="re-optimize queries incrementally as their statistics moved; adopt "
+                           "a changed plan")
+    reopt.add_argument("names", metavar="NAME", nargs="*", help="default: every query")
+    reopt.add_argument("--method", choices=tuple(METHODS), default=DEFAULT_REOPTIMIZER,
+                       help=f"the optimizer (default {DEFAULT_REOPTIMIZER})")
+    history = actions.add_parser("history", help="the plan changes of a query (or of all)")
+    history.add_argument("name", metavar="NAME", nargs="?")
+    history.add_argument("--format", choices=("table", "json"), default="table")
     drop = actions.add_parser("drop", help="unregister a query and delete its result table")
     drop.add_argument("name", metavar="NAME")
     for action in actions.choices.values():  # `aspen query run X --lake L` works as well
@@ -50,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace, settings: Settings) -> int:
     return {"register": _register, "list": _list, "show": _show, "plan": _plan, "run": _run,
-            "drop": _drop}[args.action](args, settings)
+            "reoptimize": _reoptimize, "history": _history, "drop": _drop}[args.action](
+        args, settings)
 
 
 def _register(args: argparse.Namespace, settings: Settings) -> int:
@@ -151,6 +164,64 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
     if not report.matches:
         print("warning: Spark did not run every join as planned (see 'executed')")
+    return 0
+
+
+def _reoptimize(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.errors import AspenError
+    from aspen.queries.registry import get_query, list_queries
+    from aspen.queries.reoptimize import reoptimize_all
+    from aspen.spark.session import get_spark
+
+    names = list(args.names)
+    for name in names:  # an unknown name is refused before Spark starts
+        get_query(settings, name)
+    if not names and not list_queries(settings):
+        print("no query is registered: nothing to re-optimize")
+        return 0
+    failed = 0
+    for name, outcome in reoptimize_all(get_spark("aspen-reoptimize"), settings, names,
+                                        args.method):
+        if isinstance(outcome, AspenError):
+            failed += 1
+            print(f"{name}: not re-optimized: {outcome}")
+            continue
+        for line in outcome.lines():
+            print(line)
+    return 1 if failed else 0
+
+
+def _history(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.cli._output import printable
+    from aspen.queries.plans import plan_history
+    from aspen.queries.registry import get_query
+
+    if args.name is not None:
+        get_query(settings, args.name)
+    changes = plan_history(settings, args.name)
+    if args.format == "json":
+        for change in changes:
+            print(json.dumps({"query": change.query, "changed_at": change.changed_at.isoformat(),
+                              "method": change.method, "reason": change.reason,
+                              "old_plan": change.old_plan and json.loads(change.old_plan),
+                              "new_plan": json.loads(change.new_plan),
+                              "old_cost": change.old_cost, "new_cost": change.new_cost,
+                              "changes": change.change_list}))
+        return 0
+    if not changes:
+        print("no plan changes recorded" + (f" for {args.name}" if args.name else ""))
+        return 0
+    for change in changes:
+        old = "-" if change.old_cost is None else f"{change.old_cost:.4g}"
+        print(printable(f"{change.changed_at:%Y-%m-%d %H:%M:%S} UTC  {change.query}  "
+                        f"{change.reason} ({change.method}): cost {old} → "
+                        f"{change.new_cost:.4g}"))
+        for moved in change.change_list[:5]:
+            before = "none" if moved["old"] is None else f"{moved['old']:,.6g}"
+            print(printable(f"    {moved['kind']} of {moved['name']} {before} → "
+                            f"{moved['new']:,.6g}"))
+        if len(change.change_list) > 5:
+            print(f"    … and {len(change.change_list) - 5} more")
     return 0
 
 

@@ -51,6 +51,8 @@ class MaintainReport:
     view_sizes: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     nothing_to_do: bool = False
+    #: Lines about what ran after the batch (the continuous queries), printed after its own.
+    notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Human-readable summary lines."""
@@ -66,7 +68,7 @@ class MaintainReport:
             if view in self.view_sizes:
                 ins, dels = self.view_changes.get(view, (0, 0))
                 out.append(f"  {view:<24} {self.view_sizes[view]:>7} rows  (+{ins} −{dels})")
-        return out
+        return out + self.notes
 
 
 def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> LocalRuntime | None:

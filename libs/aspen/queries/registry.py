@@ -6,8 +6,8 @@ and execution spec (``spec_json``) as parsed at registration, and its current pl
 under (``stats_json``, S.json plus per-column min/max and the tables' Delta versions); the plan
 columns are null until the query is first planned. Its result is the table ``q_<name>``.
 
-The table is small and written by delta-rs with a compare-and-swap on its version (read at
-*v*, commit exactly *v + 1*, else read again): two registrations at once both land. No lease:
+The table is small and written by delta-rs with a compare-and-swap on its version
+(:mod:`aspen.queries.keyed_table`): two registrations at once both land. No lease:
 no maintainer reads or writes these tables (see docs/queries.md).
 
 >>> import tempfile
@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from aspen.errors import ConfigError, LakeError
+from aspen.errors import ConfigError
+from aspen.queries.keyed_table import read_rows, rewrite
 from aspen.queries.names import check_name, result_table
 from aspen.queries.spec import ParsedQuery
 from aspen.queries.sql import parse_query
@@ -39,8 +40,6 @@ __all__ = ["QUERIES_TABLE", "RegisteredQuery", "drop", "get_query", "list_querie
            "store_plan"]
 
 QUERIES_TABLE = "queries"
-#: Attempts at one compare-and-swap of the registry before giving up.
-_CAS_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -88,49 +87,25 @@ def _utc(value: datetime | None) -> datetime | None:
     return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _read(settings: Settings):
-    """The registry table (None before the first registration) and its rows by name."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
+def _row(row: dict[str, Any]) -> RegisteredQuery:
+    row = dict(row)
+    row["registered_at"], row["planned_at"] = _utc(row["registered_at"]), _utc(row["planned_at"])
+    return RegisteredQuery(**row)
 
-    try:
-        table = DeltaTable(settings.table_uri(QUERIES_TABLE))
-    except TableNotFoundError:
-        return None, {}
-    rows = {}
-    for row in table.to_pyarrow_table().to_pylist():
-        row["registered_at"], row["planned_at"] = (_utc(row["registered_at"]),
-                                                   _utc(row["planned_at"]))
-        rows[row["name"]] = RegisteredQuery(**row)
-    return table, rows
+
+def _read(settings: Settings) -> dict[str, RegisteredQuery]:
+    """The registered queries by name (none before the first registration)."""
+    return {name: _row(row) for name, row in read_rows(settings, QUERIES_TABLE, "name").items()}
 
 
 def _update(settings: Settings,
             change: Callable[[dict[str, RegisteredQuery]], dict[str, RegisteredQuery]]) -> None:
     """Apply ``change`` to the registry's rows and write them, by compare-and-swap."""
-    import pyarrow as pa
-    from deltalake import CommitProperties, write_deltalake
-    from deltalake.exceptions import CommitFailedError, DeltaError
+    def on_rows(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        new = change({name: _row(row) for name, row in rows.items()})
+        return {name: asdict(query) for name, query in new.items()}
 
-    for _ in range(_CAS_ATTEMPTS):
-        table, rows = _read(settings)
-        new = change(dict(rows))
-        data = pa.Table.from_pylist([asdict(q) for _, q in sorted(new.items())], schema=_schema())
-        try:
-            if table is None:  # the first registration creates the table
-                write_deltalake(settings.table_uri(QUERIES_TABLE), data, mode="error")
-            else:
-                write_deltalake(table, data, mode="overwrite", schema_mode="overwrite",
-                                commit_properties=CommitProperties(max_commit_retries=0))
-            return
-        except CommitFailedError:
-            continue  # another writer committed in between: read again
-        except DeltaError as err:  # a concurrent creation: the table exists now
-            if table is None and "exists" in str(err).lower():
-                continue
-            raise
-    raise LakeError(f"could not update the query registry in {_CAS_ATTEMPTS} attempts "
-                    "(concurrent writers)")
+    rewrite(settings, QUERIES_TABLE, _schema(), "name", on_rows)
 
 
 def _unknown(name: str, rows: dict[str, RegisteredQuery]) -> ConfigError:
@@ -159,12 +134,12 @@ def register(settings: Settings, name: str, sql: str, replace_existing: bool = F
 
 def list_queries(settings: Settings) -> list[RegisteredQuery]:
     """Every registered query, by name."""
-    return [q for _, q in sorted(_read(settings)[1].items())]
+    return [q for _, q in sorted(_read(settings).items())]
 
 
 def get_query(settings: Settings, name: str) -> RegisteredQuery:
     """The registered query ``name`` (:class:`~aspen.errors.ConfigError` if there is none)."""
-    rows = _read(settings)[1]
+    rows = _read(settings)
     if name not in rows:
         raise _unknown(name, rows)
     return rows[name]
@@ -189,9 +164,10 @@ def store_plan(settings: Settings, name: str, plan: dict[str, Any], cost: float,
 
 
 def drop(settings: Settings, name: str) -> bool:
-    """Unregister ``name`` and delete its result table ``q_<name>`` when the lake is local
-    (elsewhere the table stays: delete it with the store's tools); whether a result table was
-    deleted. Its rows in ``query_runs`` stay, as history."""
+    """Unregister ``name``, forget its saved optimizer, and delete its result table ``q_<name>``
+    when the lake is local (elsewhere the table stays: delete it with the store's tools);
+    whether a result table was deleted. Its rows in ``query_runs`` and ``plans`` stay, as
+    history."""
     def remove(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
         if name not in rows:
             raise _unknown(name, rows)
@@ -199,6 +175,9 @@ def drop(settings: Settings, name: str) -> bool:
         return rows
 
     _update(settings, remove)
+    from aspen.queries.optimizer_state import drop_state
+
+    drop_state(settings, name)
     path = settings.local_table_path(result_table(name))
     if path is not None and (Path(path) / "_delta_log").is_dir():
         shutil.rmtree(path)

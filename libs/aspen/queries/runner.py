@@ -21,7 +21,8 @@ from aspen.errors import AspenError
 from aspen.optimizer.stats import Stats
 from aspen.queries.execute import RunReport, execute
 from aspen.queries.planner import DEFAULT_METHOD, choose_plan
-from aspen.queries.registry import get_query, list_queries, store_plan
+from aspen.queries.registry import get_query, list_queries
+from aspen.queries.reoptimize import record_plan
 from aspen.queries.spec import ParsedQuery
 from aspen.queries.stats import lake_stats, table_versions
 from aspen.settings import Settings
@@ -29,7 +30,8 @@ from aspen.settings import Settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Planned", "QueryOutcome", "plan_query", "run_query", "run_registered"]
+__all__ = ["Planned", "QueryOutcome", "plan_query", "run_after_batch", "run_query",
+           "run_registered"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ def plan_query(spark: SparkSession, settings: Settings, name: str,
     versions = table_versions(settings, parsed.tables)
     found = lake_stats(spark, settings, parsed, versions, observed_since=entry.registered_at)
     cost, plan = choose_plan(parsed.query, found.stats, method)
-    store_plan(settings, name, plan, cost, found.document, method or DEFAULT_METHOD)
+    record_plan(settings, entry, "planned", method or DEFAULT_METHOD, plan, cost, found.stats,
+                found.document)
     return Planned(parsed, plan, cost, found.stats, found.document, versions)
 
 
@@ -92,3 +95,29 @@ def run_registered(spark: SparkSession, settings: Settings, batch_id: int | None
             continue
         out.append(QueryOutcome(entry.name, report))
     return out
+
+
+def run_after_batch(settings: Settings, batch_id: int) -> list[str]:
+    """Run every registered query after the maintained batch ``batch_id`` (in the maintainer,
+    inside its lease: every table read is of that committed batch); one line per query. No
+    query registered: nothing runs and Spark is not started.
+
+    >>> import tempfile
+    >>> run_after_batch(Settings(lake=tempfile.mkdtemp()), batch_id=1)
+    []
+    """
+    if not list_queries(settings):
+        return []
+    from aspen.queries.names import result_table
+    from aspen.spark.session import get_spark
+
+    lines = []
+    for outcome in run_registered(get_spark("aspen-maintain"), settings, batch_id):
+        if outcome.report is None:
+            lines.append(f"  query {outcome.name}: not run: {outcome.error}")
+            continue
+        report = outcome.report
+        planned = "" if report.matches else " (not every join ran as planned)"
+        lines.append(f"  query {outcome.name}: {report.result_rows} rows into "
+                     f"{result_table(outcome.name)} in {report.seconds:.2f} s{planned}")
+    return lines

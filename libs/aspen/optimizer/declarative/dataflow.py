@@ -58,6 +58,7 @@ propagation of LocalCost increases, §4.3.3).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from aspen.errors import AspenError
 from aspen.optimizer.declarative.direction import change_direction
@@ -125,13 +126,26 @@ class Dataflow:
         self._model = type(space).local_cost is SearchSpace.local_cost
         self._wave = False      # inside a batch's invalidation: dormant ancestors go stale
         self._keep = True       # lower bounds known before the batch still hold
-        self._handlers = (self._on_key, self._on_ref_up, self._on_ref_down, self._on_settle,
-                          self._on_publish, self._on_best, self._on_bound, self._on_pred)
+        self._bind_handlers()
         self.root = OrState(space.root, root=True)
         self.ors[space.root] = self.root
         self.root.refs = 1      # Expr(root): the fact that pins the root (R1)
         self._activate(self.root)
         self.run()
+
+    def _bind_handlers(self) -> None:
+        self._handlers = (self._on_key, self._on_ref_up, self._on_ref_down, self._on_settle,
+                          self._on_publish, self._on_best, self._on_bound, self._on_pred)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the handlers are bound methods, rebuilt on loading: the saved state holds data only
+        state = dict(self.__dict__)
+        del state["_handlers"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_handlers()
 
     # -- driving -------------------------------------------------------------------------------
 

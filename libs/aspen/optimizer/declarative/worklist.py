@@ -10,6 +10,12 @@ random order (the order-independence tests).
 ...     w.push(item)
 >>> [w.pop() for _ in range(len(w))]
 ['c', 'b', 'a']
+
+A worklist pickles as its order, random state and items (the optimizer's saved state):
+
+>>> import pickle
+>>> w.push("d"); pickle.loads(pickle.dumps(w)).pop()
+'d'
 """
 
 from __future__ import annotations
@@ -45,17 +51,30 @@ class Worklist(Generic[T]):
             raise ConfigError(f"unknown worklist order {order!r}; known: {', '.join(ORDERS)}")
         self.order = order
         self._rng = random.Random(seed)
+        self._items: deque[T] | list[T] = deque() if order == "fifo" else []
+        self._bind()
+
+    def _bind(self) -> None:
         self.push: Callable[[T], None]
         self.pop: Callable[[], T]
-        if order == "fifo":
-            fifo: deque[T] = deque()
-            self._items: deque[T] | list[T] = fifo
-            self.push, self.pop = fifo.append, fifo.popleft
+        items = self._items
+        if isinstance(items, deque):
+            self.push, self.pop = items.append, items.popleft
         else:
-            items: list[T] = []
-            self._items = items
             self.push = items.append
-            self.pop = items.pop if order == "lifo" else self._pop_random
+            self.pop = items.pop if self.order == "lifo" else self._pop_random
+
+    def __getstate__(self) -> dict[str, object]:
+        # the bound push/pop are rebuilt on loading: the saved state holds data only
+        return {"order": self.order, "rng": self._rng.getstate(), "items": list(self._items)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.order = str(state["order"])
+        self._rng = random.Random()
+        self._rng.setstate(state["rng"])  # type: ignore[arg-type]
+        items = list(state["items"])  # type: ignore[call-overload]
+        self._items = deque(items) if self.order == "fifo" else items
+        self._bind()
 
     def __len__(self) -> int:
         return len(self._items)

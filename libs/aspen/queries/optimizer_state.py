@@ -1,0 +1,124 @@
+"""The optimizers' state between runs: the Delta table ``optimizer_state``, one row per query.
+
+Re-optimization is incremental across Airflow runs, not only within one: after a run the
+query's optimizer — its and-or graph, costs, aggregates and pruning state — is saved with the
+statistics it is at, and the next run loads it and applies only the statistics that moved
+since. A row: ``query``, ``method``, ``query_json`` (the join graph the state is of),
+``stats_json`` (the S.json the state is at), ``state`` (the optimizer, pickled), ``format``
+(:data:`STATE_FORMAT`), ``saved_at``. Written by compare-and-swap
+(:mod:`aspen.queries.keyed_table`).
+
+Loading accepts only the optimizer's own classes (:class:`_StateUnpickler`: classes of
+``aspen.optimizer`` and a few builtin containers; a pickle naming anything else is refused),
+and any state that cannot be loaded — another format, a class renamed since — is treated as
+none: the next run optimizes from scratch and says so.
+
+>>> import tempfile
+>>> from aspen.optimizer.methods import make_optimizer
+>>> from aspen.optimizer.query import Query
+>>> from aspen.optimizer.space import SearchSpace
+>>> lake = Settings(lake=tempfile.mkdtemp())
+>>> q = Query.from_json({"relations": {"a": "t", "b": "u"}, "joins": ["a.k = b.k"]})
+>>> opt = make_optimizer("declarative", SearchSpace(q))
+>>> _ = opt.optimize(Stats())
+>>> save_state(lake, "q", "declarative", '{"q": 1}', Stats(), opt)
+>>> saved = load_state(lake, "q")
+>>> saved.method, saved.optimizer.reoptimize({"rows": {"t": 5.0}}).cost > 0
+('declarative', True)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aspen.optimizer.result import Optimizer
+from aspen.optimizer.stats import Stats
+from aspen.queries.keyed_table import read_rows, rewrite
+from aspen.settings import Settings
+
+__all__ = ["STATE_FORMAT", "STATE_TABLE", "SavedState", "drop_state", "load_state",
+           "save_state"]
+
+STATE_TABLE = "optimizer_state"
+#: Bumped when the saved form changes incompatibly; other formats load as no state.
+STATE_FORMAT = 1
+#: Builtins a saved optimizer may name beside the classes of aspen.optimizer.
+_BUILTINS = frozenset({"range", "frozenset", "set", "dict", "list", "tuple", "slice"})
+_ALLOWED = {("collections", "deque"), ("collections", "OrderedDict"), ("random", "Random")}
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """A query's optimizer as saved, with the statistics it is at."""
+
+    method: str
+    query_json: str
+    stats: Stats
+    optimizer: Optimizer
+    saved_at: datetime
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Loads only classes of ``aspen.optimizer`` and a few plain containers."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS or (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        if module == "aspen.optimizer" or module.startswith("aspen.optimizer."):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"the saved optimizer state names {module}.{name}")
+
+
+def _schema():
+    import pyarrow as pa
+
+    return pa.schema([("query", pa.string()), ("method", pa.string()),
+                      ("query_json", pa.string()), ("stats_json", pa.string()),
+                      ("state", pa.binary()), ("format", pa.int64()),
+                      ("saved_at", pa.timestamp("us", "UTC"))])
+
+
+def save_state(settings: Settings, query: str, method: str, query_json: str, stats: Stats,
+               optimizer: Optimizer) -> None:
+    """Save ``optimizer`` (at ``stats``) as the state of ``query`` (one commit)."""
+    row = {"query": query, "method": method, "query_json": query_json,
+           "stats_json": json.dumps(stats.to_json(), sort_keys=True),
+           "state": pickle.dumps(optimizer, protocol=pickle.HIGHEST_PROTOCOL),
+           "format": STATE_FORMAT, "saved_at": datetime.now(UTC)}
+    rewrite(settings, STATE_TABLE, _schema(), "query", lambda rows: {**rows, query: row})
+
+
+def load_state(settings: Settings, query: str) -> SavedState | None:
+    """The saved optimizer of ``query``, or None (never saved, or not loadable)."""
+    row = read_rows(settings, STATE_TABLE, "query").get(query)
+    if row is None or row["format"] != STATE_FORMAT:
+        return None
+    try:
+        optimizer = _StateUnpickler(io.BytesIO(row["state"])).load()
+        stats = Stats.from_json(json.loads(row["stats_json"]))
+    except Exception:  # noqa: BLE001 - any unloadable state means: start from scratch
+        return None
+    if not callable(getattr(optimizer, "reoptimize", None)):
+        return None
+    stamp = row["saved_at"]
+    return SavedState(row["method"], row["query_json"], stats, optimizer,
+                      stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC))
+
+
+def drop_state(settings: Settings, query: str) -> None:
+    """Forget the saved optimizer of ``query`` (nothing when there is none)."""
+    if query not in read_rows(settings, STATE_TABLE, "query"):
+        return
+
+    def remove(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        rows.pop(query, None)
+        return rows
+
+    rewrite(settings, STATE_TABLE, _schema(), "query", remove)
