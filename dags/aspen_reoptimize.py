@@ -34,7 +34,7 @@ from aspen.optimizer.methods import METHODS as OPTIMIZER_METHODS
 from aspen.pipeline.launch import dag_arguments, fail_task, lake_param, run_spark_job
 
 DAG_ID = "aspen_reoptimize"
-METHODS = tuple(OPTIMIZER_METHODS)
+METHODS = list(OPTIMIZER_METHODS)
 
 
 def _threshold() -> float | None:

@@ -230,7 +230,7 @@ def test_what_if_page_shows_a_hostile_region_gone_as_text(hostile_lake: Path) ->
     assert _in_code(page_html, LINK)  # the region
 
 
-@pytest.mark.parametrize("page", ["pages/views.py", "pages/health.py"])
+@pytest.mark.parametrize("page", ["pages/views.py", "pages/health.py", "pages/queries.py"])
 def test_other_pages_are_inert(hostile_lake: Path, page: str) -> None:
     _inert(open_page(page))
 

@@ -1,0 +1,164 @@
+"""Queries: the continuous queries registered on the lake, each one's current plan drawn as a
+tree with the estimated rows and those its last run observed, that run per operator, and the
+history of its plan.
+
+Reads the ``queries``, ``query_runs`` and ``plans`` tables (written by delta-rs) through
+``lakeview`` at their latest versions, cached by version; a missing table or a query that was
+never planned or never ran gives a plain message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+from lakeview import (
+    Snapshot,
+    current_lake,
+    latest_run,
+    plan_dot,
+    plan_history_rows,
+    plan_tree,
+    query_list,
+    read_latest,
+    registered_queries,
+    run_table,
+    same_plan,
+    text,
+    when_text,
+)
+
+from aspen.errors import AspenError
+from aspen.optimizer.query import Query
+from aspen.optimizer.stats import Stats
+from aspen.queries.planner import plan_nodes
+from aspen.queries.plans import PLANS_TABLE
+from aspen.queries.registry import QUERIES_TABLE, RegisteredQuery
+from aspen.queries.runs import RUNS_TABLE
+from aspen.settings import Settings
+
+#: What a stored plan, join graph or statistics document that cannot be read raises.
+UNREADABLE = (AspenError, ValueError, TypeError, KeyError, AttributeError)
+
+
+def rows_or_warning(snapshot: Snapshot | None) -> pd.DataFrame | None:
+    """The rows of a table, ``None`` when there is none (after a warning if it is unreadable)."""
+    if snapshot is None:
+        return None
+    if snapshot.problem:
+        st.warning(snapshot.problem)
+        return None
+    return snapshot.rows
+
+
+def relation_tables(entry: RegisteredQuery) -> dict[str, str]:
+    """The query's aliases → tables (none when its join graph cannot be read)."""
+    try:
+        return {str(a): str(t) for a, t in json.loads(entry.query_json)["relations"].items()}
+    except UNREADABLE:
+        return {}
+
+
+def plan_section(entry: RegisteredQuery, run: pd.DataFrame) -> None:
+    """The stored plan as a tree: per operator its estimated rows and, from ``run`` (the rows of
+    the last run), the rows observed and whether the planned Spark operator ran."""
+    st.subheader("Current plan")
+    if entry.plan_json is None:
+        st.info(f"{text(entry.name)} has not been planned yet: "
+                f"{text(f'aspen query plan {entry.name}')} plans it (a run plans it too).")
+        return
+    cost = "–" if entry.plan_cost is None else f"{entry.plan_cost:.4g}"
+    st.caption(f"Chosen by {text(entry.optimizer or 'an unknown optimizer')} at "
+               f"{when_text(entry.planned_at)} UTC; cost {cost}.")
+    try:
+        query = Query.from_json(json.loads(entry.query_json))
+        nodes = plan_nodes(entry.plan or {}, query, Stats.from_json(entry.stats or {}))
+    except UNREADABLE as err:
+        st.warning(f"The stored plan of {text(entry.name)} cannot be drawn: {text(err)}")
+        return
+    by_path = run.empty or same_plan(run["plan"].iloc[0], entry.plan_json)
+    tree = plan_tree(nodes, query.relations, run if not run.empty else None, by_path)
+    st.graphviz_chart(plan_dot(tree))
+    if run.empty:
+        st.caption("Estimated rows only: the query has not run yet.")
+    elif by_path:
+        st.caption("Rows estimated under the plan's statistics and observed by the last run; "
+                   "✓ the Spark operator that ran a join is the planned one, ✗ it is not. "
+                   "A hash join's right input is its build side.")
+    else:
+        st.caption("The last run executed an earlier plan: each operator shows the rows that "
+                   "run observed over the same relations (the same rows in any join order); "
+                   "its operators are in the table below.")
+
+
+def run_section(entry: RegisteredQuery, run: pd.DataFrame, runs_read: bool) -> None:
+    """The last run: when, how long, its result's rows, and per operator the estimated and
+    observed rows (``runs_read``: whether there is a ``query_runs`` table at all)."""
+    st.subheader("Last run")
+    if run.empty:
+        where = "" if runs_read else " (there is no `query_runs` table yet)"
+        st.info(f"{text(entry.name)} has never run{where}: "
+                f"{text(f'aspen query run {entry.name}')} runs it.")
+        return
+    first = run.iloc[0]
+    table = run_table(run, relation_tables(entry))
+    joins = table[~table["operator"].str.startswith("scan")]
+    matched = int(joins["matches"].sum())
+    batch = first.get("batch_id")
+    after = "" if batch is None or pd.isna(batch) else f", after maintained batch {int(batch)}"
+    st.caption(f"Started {when_text(first.get('started_at'))} UTC{after}.")
+    a, b, c = st.columns(3)
+    seconds = first.get("seconds")
+    a.metric("Wall time", "–" if pd.isna(seconds) else f"{float(seconds):.2f} s")
+    result_rows = first.get("result_rows")
+    b.metric("Result rows", "–" if pd.isna(result_rows) else f"{int(result_rows):,}")
+    c.metric("Joins run as planned", f"{matched} of {len(joins)}")
+    st.markdown("**Estimated vs observed rows per operator**")
+    st.dataframe(table, hide_index=True, width="stretch")
+
+
+def history_section(entry: RegisteredQuery, plans: pd.DataFrame | None) -> None:
+    """The query's plan changes (``plans`` is the ``plans`` table), newest first."""
+    st.subheader("Plan history")
+    history = plan_history_rows(plans if plans is not None else pd.DataFrame(), entry.name)
+    if history.empty:
+        st.info(f"No plan change recorded for {text(entry.name)} (the `plans` table gets a "
+                "row each time a query's plan changes).")
+        return
+    st.caption("Newest first; the old cost is the old plan's under the new statistics.")
+    st.dataframe(history, hide_index=True, width="stretch")
+
+
+def show_queries(settings: Settings) -> None:
+    """The list of registered queries, a selector, and the chosen query's plan, last run and
+    plan history."""
+    registry = read_latest(settings, QUERIES_TABLE)
+    if registry is None:
+        st.info("No continuous queries yet: there is no `queries` table. Register one with "
+                "`aspen query register NAME --sql \"SELECT …\"`.")
+        return
+    frame = rows_or_warning(registry)
+    if frame is None:
+        return
+    queries = registered_queries(frame)
+    if not queries:
+        st.info("No continuous query is registered (every one was dropped).")
+        return
+    runs = rows_or_warning(read_latest(settings, RUNS_TABLE))
+    plans = rows_or_warning(read_latest(settings, PLANS_TABLE))
+
+    st.dataframe(query_list(queries, runs), hide_index=True, width="stretch")
+    by_name = {q.name: q for q in queries}
+    name = st.selectbox("Query", list(by_name), key="query_name")
+    entry = by_name[name]
+    st.header(f"Query {text(entry.name)}")
+    st.code(entry.sql, language="sql")
+    run = latest_run(runs, entry.name) if runs is not None else pd.DataFrame()
+    plan_section(entry, run)
+    run_section(entry, run, runs is not None)
+    history_section(entry, plans)
+
+
+st.title("Queries")
+show_queries(current_lake())
