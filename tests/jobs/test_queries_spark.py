@@ -6,6 +6,7 @@ CLI."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Iterable
@@ -175,3 +176,51 @@ def test_the_cli_plans_and_runs(spark, query_lake, monkeypatch, capsys) -> None:
     assert "rows into q_grouped" in out and "observed_rows" in out and "warning" not in out
     assert main(["--lake", query_lake.lake, "query", "show", "grouped"]) == 0
     assert "plan (volcano, cost" in capsys.readouterr().out
+
+
+def test_reoptimization_adopts_a_plan_after_the_data_drifted(spark, tmp_path, monkeypatch,
+                                                             capsys) -> None:
+    """Statistics from the lake → incremental re-optimization from the saved state (the CLI, as
+    the DAG's job runs it) → a new plan recorded in ``plans`` → the run after the next batch
+    adopts it (and equals DuckDB)."""
+    import aspen.spark.session
+    from aspen.optimizer.brute import best_by_brute_force
+    from aspen.queries.plans import plan_history
+    from aspen.queries.reoptimize import reoptimize_query
+    from aspen.queries.runner import run_after_batch
+    from aspen.settings import Settings
+
+    monkeypatch.setattr(aspen.spark.session, "get_spark", lambda *a, **k: spark)
+    lake = Settings(lake=str(tmp_path / "lake"))
+    sql = "SELECT a.src, s.x FROM link a JOIN sensor s ON a.dst = s.id"
+
+    def write(links: int, sensors: int) -> None:
+        write_table(lake, "link", pd.DataFrame({
+            "src": [f"n{i}" for i in range(links)], "dst": [f"n{i % 50}" for i in range(links)],
+            "cost": [1.0] * links, "batch_id": [1] * links}))
+        write_table(lake, "sensor", pd.DataFrame({
+            "id": [f"n{i}" for i in range(sensors)], "x": [float(i) for i in range(sensors)],
+            "y": [0.0] * sensors}))
+
+    write(links=3000, sensors=5)
+    register(lake, "drift", sql)
+    first = reoptimize_query(spark, lake, "drift")
+    assert first.start == "from scratch: no saved state"
+    write(links=5, sensors=3000)  # the build side must flip
+    assert main(["--lake", lake.lake, "query", "reoptimize", "drift"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("drift: declarative (incremental), ") and "plan changed" in out
+    assert "rows of link 3,000 → 5" in out and "rows of sensor 5 → 3,000" in out
+    entry = get_query(lake, "drift")
+    assert entry.plan != first.new_plan
+    parsed, stats = entry.parsed(), Stats.from_json(entry.stats)
+    assert entry.plan_cost == pytest.approx(best_by_brute_force(parsed.query, stats)[0])
+    history = plan_history(lake, "drift")
+    assert [c.reason for c in history] == ["initial", "statistics"]
+    assert json.loads(history[-1].new_plan) == entry.plan
+
+    lines = run_after_batch(lake, batch_id=9)
+    assert len(lines) == 1 and "rows into q_drift" in lines[0] and "not every" not in lines[0]
+    assert _result(lake, "drift") == _normal(_duckdb(lake, sql, parsed.tables))
+    runs = read_table(lake, "query_runs")
+    assert json.loads(runs[runs["batch_id"] == 9]["plan"].iloc[0]) == entry.plan
