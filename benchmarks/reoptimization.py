@@ -13,7 +13,11 @@ For each query (TPC-H SF 1 statistics from the specification, ``aspen.optimizer.
    under the same statistics (target: ≥ 10× on Q5 and Q8Join, median < 20 ms on Q8Join), the
    re-optimizations per second, and the share of OR / AND nodes each change recomputed;
    each change is undone (its inverse applied, untimed) before the next;
-4. every incremental result is checked against the exhaustive optimizer's best cost.
+4. every incremental result is checked against the exhaustive optimizer's best cost;
+5. across runs, as the re-optimization DAG pays it: the saved state's size, and the median of
+   load (the restricted unpickler of ``aspen.queries.optimizer_state``) + re-optimize + save
+   (pickle) per change, against Volcano from scratch (the Delta commit of the state is not
+   included: it costs the same whatever the method).
 
 Ratios come from one run on one machine; results go to ``--out`` (default results/reopt) as JSON
 and a Markdown summary.
@@ -99,7 +103,26 @@ def bench_query(name: str, stats: Stats, methods: list[str], repeats: int) -> di
         out["change_ms"][method] = statistics.median(per_change)
         out["recomputed"][method] = {"or": statistics.mean(or_share),
                                      "and": statistics.mean(and_share)}
+        out.setdefault("across_runs", {})[method] = _across_runs(optimizer, changes)
     return out
+
+
+def _across_runs(optimizer: Any, changes: list[tuple[dict, dict]]) -> dict[str, float]:
+    """State size, and load + re-optimize + save per change (median ms)."""
+    import io
+    import pickle
+
+    from aspen.queries.optimizer_state import _StateUnpickler
+
+    blob = pickle.dumps(optimizer, protocol=pickle.HIGHEST_PROTOCOL)
+    per_change = []
+    for forward, _ in changes:
+        start = time.perf_counter()
+        loaded = _StateUnpickler(io.BytesIO(blob)).load()
+        loaded.reoptimize(forward)
+        pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL)
+        per_change.append((time.perf_counter() - start) * 1000)
+    return {"state_kb": len(blob) / 1024, "run_ms": statistics.median(per_change)}
 
 
 def summary(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
@@ -130,6 +153,14 @@ def summary(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
                          f"{rec['or']:.0%}/{rec['and']:.0%})")
         lines.append(f"| {r['query']} | {scratch:.2f} | " + " | ".join(cells)
                      + f" | {r['mismatches']} |")
+    lines += ["", "| query | volcano from scratch ms | "
+              + " | ".join(f"{m}: state KB, load + re-opt + save ms (speed-up)" for m in methods)
+              + " |", "|---" * (2 + len(methods)) + "|"]
+    for r in rows:
+        scratch = r["change_ms"]["volcano (from scratch)"]
+        cells = [f"{a['state_kb']:.0f}, {a['run_ms']:.2f} (×{scratch / a['run_ms']:.1f})"
+                 for a in (r["across_runs"][m] for m in methods)]
+        lines.append(f"| {r['query']} | {scratch:.2f} | " + " | ".join(cells) + " |")
     return lines
 
 
