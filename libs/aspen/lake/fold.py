@@ -194,7 +194,9 @@ def _frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         frame[name] = [None if _absent(v) else v for v in frame[name]]  # object: values/None
         frame[name] = frame[name].astype(object)
     for name in ("inserted_at", "expires_at", "deleted_at"):
-        frame[name] = pd.to_datetime(frame[name])
+        # microseconds, as Delta keeps them: a fractional ttl_s gives nanoseconds in pandas,
+        # which Arrow refuses to narrow to Spark's timestamp (a wedged apply)
+        frame[name] = pd.to_datetime(frame[name]).dt.floor("us")
     for name in ("cost", "x", "y"):
         frame[name] = frame[name].astype("float64")
     return frame

@@ -109,3 +109,20 @@ def test_a_sorted_stream_folds_key_by_key_wherever_its_frames_are_cut(
 def records(frame: pd.DataFrame) -> list[dict]:
     """The frame's rows, every missing value as None."""
     return [{c: None if pd.isna(v) else v for c, v in r.items()} for r in frame.to_dict("records")]
+
+
+def test_a_fractional_ttl_expires_at_a_whole_microsecond() -> None:
+    """Spark's timestamps are microseconds: nanoseconds from ``event_time + ttl_s`` would make
+    the pandas → Arrow conversion of apply fail for every rerun."""
+    import pyarrow as pa
+
+    group = pd.DataFrame([update(1, "insert", src="a", dst="b", cost=1.0, ttl_s=57.3478123456,
+                                 event_time=pd.Timestamp("2026-01-01 00:00:00.000000999"))])
+    frame = fold_key(group)
+    expires = frame.loc[frame["row_kind"] == "instance", "expires_at"].iloc[0]
+    assert expires == pd.Timestamp("2026-01-01 00:00:57.347813")
+    assert expires.nanosecond == 0
+    pa.Table.from_pandas(frame[["inserted_at", "expires_at"]],
+                         schema=pa.schema([("inserted_at", pa.timestamp("us")),
+                                           ("expires_at", pa.timestamp("us"))]),
+                         preserve_index=False, safe=True)
