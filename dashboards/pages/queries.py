@@ -13,20 +13,16 @@ import json
 
 import pandas as pd
 import streamlit as st
-from lakeview import (
-    Snapshot,
-    current_lake,
+from lakeview import Snapshot, current_lake, read_latest, text, when_text
+from queryview import (
     latest_run,
     plan_dot,
     plan_history_rows,
     plan_tree,
     query_list,
-    read_latest,
     registered_queries,
     run_table,
     same_plan,
-    text,
-    when_text,
 )
 
 from aspen.errors import AspenError

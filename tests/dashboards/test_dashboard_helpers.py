@@ -16,6 +16,7 @@ from aspen.cli.main import main
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
 import lakeview  # noqa: E402
+import queryview  # noqa: E402
 
 
 def test_links_dot_quotes_and_escapes_ids() -> None:
@@ -89,10 +90,11 @@ def test_dashboard_command_without_the_app_says_so(
 # -- the Queries page's helpers -----------------------------------------------------------------
 
 
-def test_the_doctests_of_lakeview_pass() -> None:
+@pytest.mark.parametrize("module", [lakeview, queryview], ids=["lakeview", "queryview"])
+def test_the_doctests_of_the_dashboard_helpers_pass(module) -> None:
     import doctest
 
-    failed, tried = doctest.testmod(lakeview, optionflags=doctest.ELLIPSIS)
+    failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
 
 
@@ -112,12 +114,12 @@ def test_registered_queries_read_missing_values_as_none() -> None:
         "spec_json": ["{}", "{}"], "plan_json": ['{"scan": "a"}', None],
         "plan_cost": [1.5, float("nan")], "optimizer": ["exhaustive", None],
         "planned_at": pd.to_datetime(["2026-01-03", None], utc=True)})
-    first, second = lakeview.registered_queries(frame)
+    first, second = queryview.registered_queries(frame)
     assert (first.name, first.sql, first.plan, first.plan_cost, first.planned_at) == (
         "a", "", None, None, None)
     assert (second.plan, second.plan_cost, second.optimizer) == ({"scan": "a"}, 1.5, "exhaustive")
     assert second.planned_at == pd.Timestamp("2026-01-03", tz="UTC")
-    assert lakeview.registered_queries(frame.iloc[:0]) == []
+    assert queryview.registered_queries(frame.iloc[:0]) == []
 
 
 def test_query_list_counts_runs_per_query() -> None:
@@ -129,12 +131,12 @@ def test_query_list_counts_runs_per_query() -> None:
                                "volcano", stamp)]
     runs = pd.DataFrame({"query": ["hot", "hot", "other"], "run_id": ["r", "r", "s"],
                          "started_at": [stamp, stamp, stamp + pd.Timedelta(hours=1)]})
-    listed = lakeview.query_list(queries, runs)
+    listed = queryview.query_list(queries, runs)
     assert listed.to_dict("records")[1] == {
         "name": "hot", "optimizer": "volcano", "planned at": "2026-01-01 10:00:00",
         "cost": 0.5, "runs": 1, "last run": "2026-01-01 10:00:00", "sql": "SELECT 2"}
     assert listed[["runs", "last run", "optimizer"]].values.tolist()[0] == [0, "–", ""]
-    assert lakeview.query_list(queries, None)["runs"].tolist() == [0, 0]
+    assert queryview.query_list(queries, None)["runs"].tolist() == [0, 0]
 
 
 def test_latest_run_is_the_last_started_run_by_node_path() -> None:
@@ -143,18 +145,18 @@ def test_latest_run_is_the_last_started_run_by_node_path() -> None:
         "started_at": pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-02", "2026-01-02",
                                       "2026-01-01"], utc=True),
         "node": ["root", "root.R", "root", "root.L", "root.L"]})
-    latest = lakeview.latest_run(runs, "q")
+    latest = queryview.latest_run(runs, "q")
     assert latest[["run_id", "node"]].values.tolist() == [
         ["new", "root"], ["new", "root.L"], ["new", "root.R"]]
-    assert lakeview.latest_run(runs, "p").empty
-    assert lakeview.latest_run(pd.DataFrame(), "q").empty
+    assert queryview.latest_run(runs, "p").empty
+    assert queryview.latest_run(pd.DataFrame(), "q").empty
 
 
 def test_same_plan_and_rows_text() -> None:
-    assert lakeview.same_plan('{"join": "x", "left": {"scan": "a"}, "right": {"scan": "b"}}',
+    assert queryview.same_plan('{"join": "x", "left": {"scan": "a"}, "right": {"scan": "b"}}',
                               {"right": {"scan": "b"}, "left": {"scan": "a"}, "join": "x"})
-    assert not lakeview.same_plan('{"scan": "a"}', None)
-    assert [lakeview.rows_text(v) for v in (0, 0.5, 999.6, 1e6, float("nan"), None)] == [
+    assert not queryview.same_plan('{"scan": "a"}', None)
+    assert [queryview.rows_text(v) for v in (0, 0.5, 999.6, 1e6, float("nan"), None)] == [
         "0", "0.5", "1,000", "1,000,000", "–", "–"]
 
 
@@ -162,17 +164,17 @@ def test_plan_tree_pairs_nodes_by_path_or_by_relations() -> None:
     run = pd.DataFrame({"node": ["root", "root.L", "root.R"], "relations": ["a,b", "b", "a"],
                         "executed": [None, "scan", "scan"], "matches": [False, True, True],
                         "observed_rows": [5000, 30, 240]})
-    tree = lakeview.plan_tree(_plan_nodes(), {"a": "link", "b": "link"}, run)
-    assert tree.columns.tolist() == lakeview.PLAN_TREE_COLUMNS
+    tree = queryview.plan_tree(_plan_nodes(), {"a": "link", "b": "link"}, run)
+    assert tree.columns.tolist() == queryview.PLAN_TREE_COLUMNS
     assert tree.values.tolist() == [
         ["root", "sort_merge", "a,b", 96.0, 5000, None, False],
         ["root.L", "scan a (link)", "a", 240.0, 30, "scan", True],
         ["root.R", "scan b (link)", "b", 24.0, 240, "scan", True]]
     # a run of another plan (b ⋈ a): the same relations observed the same rows
-    other = lakeview.plan_tree(_plan_nodes(), {}, run, by_path=False)
+    other = queryview.plan_tree(_plan_nodes(), {}, run, by_path=False)
     assert other["observed rows"].tolist() == [5000, 240, 30]
     assert other["executed"].isna().all() and other["matches"].isna().all()
-    alone = lakeview.plan_tree(_plan_nodes(), {})
+    alone = queryview.plan_tree(_plan_nodes(), {})
     assert alone["observed rows"].isna().all() and alone["operator"][1] == "scan a"
 
 
@@ -182,7 +184,7 @@ def test_plan_dot_marks_operators_and_quotes_labels() -> None:
         "operator": ["sort_merge", 'scan a ("x"\\N)', "scan [b](http://e.example/)"],
         "estimated rows": [96.0, 240.0, 0.0], "observed rows": [5000, None, 3],
         "executed": [None, None, "scan"], "matches": [False, None, True]})
-    dot = lakeview.plan_dot(tree).splitlines()
+    dot = queryview.plan_dot(tree).splitlines()
     assert dot[2] == ('  "root" [label="sort_merge\\nestimated 96 rows\\nobserved 5,000 rows '
                       '(×52.1)\\nnot found in Spark\'s plan ✗", fillcolor=mistyrose];')
     assert dot[3] == ('  "root.L" [label="scan a (\\"x\\"\\\\N)\\nestimated 240 rows", '
@@ -192,7 +194,7 @@ def test_plan_dot_marks_operators_and_quotes_labels() -> None:
     assert dot[5:] == ['  "root" -> "root.L" [label="left"];',
                        '  "root" -> "root.R" [label="right"];', "}"]  # a merge has no build side
     mismatch = tree.assign(executed=["ShuffledHashJoin(BuildLeft)", None, "scan"])
-    assert "ran ShuffledHashJoin(BuildLeft) ✗" in lakeview.plan_dot(mismatch)
+    assert "ran ShuffledHashJoin(BuildLeft) ✗" in queryview.plan_dot(mismatch)
 
 
 def test_run_table_gives_the_ratio_per_operator() -> None:
@@ -203,8 +205,8 @@ def test_run_table_gives_the_ratio_per_operator() -> None:
         "matches": [True, True, True], "estimated_rows": [24.0, 96.0, 0.0],
         "observed_rows": [30, 4800, 5], "left_rows": [None, 5, None],
         "right_rows": [None, 30, None]})
-    table = lakeview.run_table(run, {"a": "link", "b": "sensor"})
-    assert table.columns.tolist() == lakeview.RUN_TABLE_COLUMNS
+    table = queryview.run_table(run, {"a": "link", "b": "sensor"})
+    assert table.columns.tolist() == queryview.RUN_TABLE_COLUMNS
     assert table["node"].tolist() == ["root", "root.L", "root.R"]
     assert table["operator"].tolist() == ["broadcast_hash", "scan a (link)", "scan b (sensor)"]
     ratios = table["observed / estimated"].tolist()
@@ -213,18 +215,18 @@ def test_run_table_gives_the_ratio_per_operator() -> None:
 
 
 def test_statistic_changes_and_costs_in_words() -> None:
-    assert lakeview.stat_change_text(
+    assert queryview.stat_change_text(
         {"kind": "rows", "name": "link", "old": 240.0, "new": 4800.0}) == "rows of link 240 → 4,800"
-    assert lakeview.stat_change_text(
+    assert queryview.stat_change_text(
         {"kind": "ndv", "name": "link.src", "old": None, "new": 61}) == "ndv of link.src none → 61"
-    assert lakeview.changes_text(json.dumps([
+    assert queryview.changes_text(json.dumps([
         {"kind": "width", "name": "link", "old": 24, "new": 28.5},
         {"kind": "selectivity", "name": "a.dst=b.src", "old": 0.01, "new": 0.0125}])) == (
         "width of link 24 → 28.5; selectivity of a.dst=b.src 0.01 → 0.0125")
-    assert lakeview.changes_text('[{"kind": "rows"}]') == "rows of ? None → None"
-    assert lakeview.changes_text("[1]") == "(unreadable changes)"
-    assert lakeview.cost_change_text(40, 12.5) == "40 → 12.5"
-    assert lakeview.cost_change_text(float("nan"), 0.000213) == "– → 0.000213"
+    assert queryview.changes_text('[{"kind": "rows"}]') == "rows of ? None → None"
+    assert queryview.changes_text("[1]") == "(unreadable changes)"
+    assert queryview.cost_change_text(40, 12.5) == "40 → 12.5"
+    assert queryview.cost_change_text(float("nan"), 0.000213) == "– → 0.000213"
 
 
 def test_plan_history_rows_are_newest_first() -> None:
@@ -236,12 +238,12 @@ def test_plan_history_rows_are_newest_first() -> None:
         "old_cost": [None, 7.0, 40.0, None], "new_cost": [2.5, 3.25, 12.5, 1.0],
         "changes": ["[]", "[]", '[{"kind": "rows", "name": "link", "old": 240, "new": 4800}]',
                     "[]"]})
-    rows = lakeview.plan_history_rows(plans, "q")
-    assert rows.columns.tolist() == lakeview.PLAN_HISTORY_COLUMNS
+    rows = queryview.plan_history_rows(plans, "q")
+    assert rows.columns.tolist() == queryview.PLAN_HISTORY_COLUMNS
     assert rows.values.tolist() == [
         ["2026-01-03 00:00:00", "planned", "exhaustive", "7 → 3.25", ""],
         ["2026-01-02 00:00:00", "statistics", "declarative", "40 → 12.5",
          "rows of link 240 → 4,800"],
         ["2026-01-01 00:00:00", "initial", "exhaustive", "– → 2.5", ""]]
-    assert lakeview.plan_history_rows(plans, "none").empty
-    assert lakeview.plan_history_rows(pd.DataFrame(), "q").empty
+    assert queryview.plan_history_rows(plans, "none").empty
+    assert queryview.plan_history_rows(pd.DataFrame(), "q").empty
