@@ -83,9 +83,14 @@ def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], 
     from aspen.queries.runner import run_after_batch
 
     def batch_then_queries() -> MaintainReport:
+        from aspen.errors import AspenError
+
         report = run_batch()
         if not report.nothing_to_do:
-            report.notes.extend(run_after_batch(settings, report.batch_id))
+            try:
+                report.notes.extend(run_after_batch(settings, report.batch_id))
+            except AspenError as err:  # the batch is committed: say so, do not fail it
+                report.notes.append(f"  continuous queries not run: {err}")
         return report
 
     return batch_then_queries
