@@ -163,10 +163,12 @@ def restriction(manager: ProvenanceManager, dead: Iterable[str]) -> Callable[[Fo
     if handle is None or not values:
         return lambda formula: bdd.let(values, formula) if values else formula
     cofactor = handle.cofactor
-    cube = bdd.cube(values)  # kept alive by the closure while it is used
+    cube = bdd.cube(values)
     mgr, cube_node, add_int = handle.manager, int(cube) - 2, bdd._add_int
 
-    def restrict(formula: Formula) -> Formula:
+    def restrict(formula: Formula, _cube: Formula = cube) -> Formula:
+        # ``_cube`` holds the cube's CUDD reference for as long as ``restrict`` lives: with no
+        # reference, a garbage collection during the deletion would free the node it cofactors by
         node = cofactor(mgr, int(formula) - 2, cube_node)
         if not node:
             raise MemoryError("CUDD could not cofactor a formula")

@@ -21,6 +21,8 @@ Rules ("Update records", docs/architecture.md):
   ``"cost": "2"`` are rejected); CSV cells are text and are converted. A JSON ``null`` or an empty
   CSV cell counts as absent.
 - Unknown fields are rejected (a misspelt ``ttl`` would otherwise be silently ignored).
+- A JSON object names each field once (``duplicate_field``: ``json`` would keep the last
+  value and silently drop the others).
 
 Bounds: what maintenance can hold
 ---------------------------------
@@ -48,7 +50,8 @@ as ``unreadable_record`` with the exception's type in the reason.
 
 Files: a UTF-8 byte-order mark at the start is dropped; blank lines are skipped and counted; a
 line that is not UTF-8 is rejected; a CSV file's first non-blank line is its header and a row with
-a different number of cells is rejected. Quoted CSV cells cannot span lines.
+a different number of cells is rejected. Quoted CSV cells cannot span lines: a quoted cell
+left open at the end of its line is rejected (``csv_syntax``).
 
 Every reason code, in :data:`REASON_CODES`.
 
@@ -69,6 +72,7 @@ import json
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -146,6 +150,7 @@ REASON_CODES: dict[str, str] = {
     "number_too_long": f"a JSON integer has more than {sys.get_int_max_str_digits() or 4300} "
                        "digits",
     "not_an_object": "the JSON is not an object",
+    "duplicate_field": "the JSON object names a field more than once",
     "csv_syntax": "the CSV row cannot be read",
     "csv_header": "the CSV header repeats a column",
     "csv_column_count": "the CSV row has another number of cells than the header",
@@ -381,10 +386,10 @@ def validate_record(
             raise invalid("missing_field", reason, line)
     op, relation = present["op"], present["relation"]
     if not isinstance(op, str) or op not in OPS:
-        shown = _describe(op) if not isinstance(op, str) else repr(op)
+        shown = _describe(op) if not isinstance(op, str) else _quoted(op)
         raise invalid("unknown_op", f"unknown op {shown}; op must be 'insert' or 'delete'", line)
     if not isinstance(relation, str) or relation not in RELATIONS:
-        shown = _describe(relation) if not isinstance(relation, str) else repr(relation)
+        shown = _describe(relation) if not isinstance(relation, str) else _quoted(relation)
         known = ", ".join(RELATIONS)
         raise invalid(
             "unknown_relation", f"unknown relation {shown}; relation must be one of {known}", line
@@ -396,7 +401,7 @@ def validate_record(
         if name not in FIELDS:
             raise invalid(
                 "unknown_field",
-                f"{what} has unknown field {name!r}; known fields: {', '.join(FIELDS)}",
+                f"{what} has unknown field {_quoted(name)}; known fields: {', '.join(FIELDS)}",
                 line,
             )
     for name in present:
@@ -423,6 +428,23 @@ def validate_record(
     return UpdateRecord(**values)
 
 
+class _RepeatedNames(dict):
+    """A JSON object that named a field more than once (``json`` keeps the last value)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as a dict, marked when a name repeats."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    marked = _RepeatedNames(obj)
+    counts = Counter(name for name, _ in pairs)
+    marked.repeated = tuple(sorted(name for name, count in counts.items() if count > 1))
+    return marked
+
+
 def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
     """Validate one JSON Lines line (one JSON object).
 
@@ -432,7 +454,7 @@ def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
     aspen.errors.InvalidRecordError: line 4: expected a JSON object, got a list; each line ...
     """
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, object_pairs_hook=_json_object)
     except json.JSONDecodeError as err:
         raise invalid(
             "malformed_json",
@@ -458,6 +480,10 @@ def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
         )
         reason = f"expected a JSON object, got {kind}; each line must be one JSON object"
         raise invalid("not_an_object", reason, line)
+    if isinstance(parsed, _RepeatedNames):  # which value was meant is anyone's guess
+        names = _clip(", ".join(_quoted(name) for name in parsed.repeated))
+        reason = f"the object names {names} more than once; each field appears at most once"
+        raise invalid("duplicate_field", reason, line)
     return validate_record(parsed, line=line)
 
 
@@ -474,17 +500,40 @@ def validate_csv_row(
         raise invalid(
             "csv_column_count",
             f"CSV row has {len(cells)} cells but the header has {len(header)} columns "
-            f"({','.join(header)})",
+            f"({_clip(','.join(header))})",
             line,
         )
     if len(set(header)) != len(header):
-        dupes = sorted({name for name in header if header.count(name) > 1})
-        raise invalid("csv_header", f"the CSV header repeats column(s) {', '.join(dupes)}", line)
+        dupes = sorted(name for name, count in Counter(header).items() if count > 1)
+        raise invalid("csv_header",
+                      f"the CSV header repeats column(s) {_clip(', '.join(dupes))}", line)
     return validate_record(
         {name: cell.strip() for name, cell in zip(header, cells, strict=True)},
         line=line,
         from_text=True,
     )
+
+
+def _csv_cells(text: str) -> list[str]:
+    """The cells of one CSV line. A quoted cell still open at the end of the line is a
+    :class:`csv.Error`: quoted cells cannot span lines, and read leniently the cell would be
+    cut short at the line end and its record accepted.
+
+    >>> _csv_cells('insert,triggered,"s1"')
+    ['insert', 'triggered', 's1']
+    >>> _csv_cells('insert,triggered,"s1')
+    Traceback (most recent call last):
+    ...
+    _csv.Error: a quoted cell is not closed on its line (quoted cells cannot span lines)
+    """
+    cells = next(csv.reader([text]))
+    try:
+        next(csv.reader([text], strict=True))
+    except csv.Error as err:
+        if "unexpected end of data" in str(err):
+            raise csv.Error("a quoted cell is not closed on its line (quoted cells cannot span "
+                            "lines)") from None
+    return cells
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, str | None, bytes]]:
@@ -538,7 +587,7 @@ def validate_file(data: bytes, fmt: str) -> FileValidation:
             if fmt == "jsonl":
                 record = validate_json_line(text, line=number)
             else:
-                cells = next(csv.reader([text]))
+                cells = _csv_cells(text)
                 if header is None:
                     header = [cell.strip() for cell in cells]
                     continue
