@@ -52,6 +52,10 @@ class LakeError(AspenError):
     """A problem with the Delta lake (layout, versions, concurrent writers)."""
 
 
+class LeaseBusyError(LakeError):
+    """Another writer holds the lake lease a command needs (after waiting for it)."""
+
+
 class TableMissingError(LakeError):
     """A table the command needs does not exist yet (run ``aspen ingest`` / ``maintain`` first)."""
 

@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, ClassVar
 
-from aspen.errors import LakeError
+from aspen.errors import LakeError, LeaseBusyError
 from aspen.settings import Settings
 from aspen.spark.host_process import process_alive
 
@@ -362,7 +362,7 @@ class Lease:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     waited = f"waited {self.wait:g} s: " if self.wait else ""
-                    raise LakeError(waited + self._busy(row))
+                    raise LeaseBusyError(waited + self._busy(row))
                 time.sleep(min(left, pause * random.uniform(0.5, 1.0)))
                 pause = min(_LONGEST_POLL, pause * 1.6)
                 continue

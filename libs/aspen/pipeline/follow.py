@@ -55,6 +55,9 @@ WATCHED_TABLES = ("ingest_files", "variables")
 DEFAULT_EXPIRE_EVERY = 300.0
 #: Seconds between a follower's housekeeping runs (what the housekeeping DAG's schedule was).
 DEFAULT_HOUSEKEEP_EVERY = 86400.0
+#: Seconds the follower's sweep waits for the log-writer lease: an ingest holding it longer
+#: skips this sweep (the next one is a period later), the follower's batches do not wait.
+SWEEP_WAIT_SECONDS = 5.0
 
 
 @dataclass
@@ -169,12 +172,18 @@ def follow(
 def _run_due_chores(chores: Sequence[Chore], clock: Callable[[], float], started: float,
                     emit: Callable[[str], None]) -> bool:
     """Run every chore due now (its cadence counted from its start); whether any ran."""
+    from aspen.errors import LeaseBusyError
+
     ran = False
     for chore in chores:
         now = clock()
         if chore.due(now, started):
             chore.last = now
-            for line in chore.run():
+            try:
+                lines = chore.run()
+            except LeaseBusyError as err:  # another writer has the log: try again next time
+                lines = [f"{chore.name}: skipped ({err}); next try in {chore.every:g} s"]
+            for line in lines:
                 emit(line)
             ran = True
     return ran
@@ -217,7 +226,7 @@ def _sweep(settings: Settings) -> list[str]:
     """One TTL sweep; a line when it expired something (the next look maintains it)."""
     from aspen.lake.expire import expire_due
 
-    report = expire_due(_spark(), settings)
+    report = expire_due(_spark(), settings, wait=SWEEP_WAIT_SECONDS)
     if not report.expired:
         return []
     detail = ", ".join(f"{n} {rel}" for rel, n in sorted(report.per_relation.items()))

@@ -176,3 +176,22 @@ def test_lake_chores_follow_the_options(lake) -> None:
     with pytest.raises(ConfigError, match="the expire chore runs every positive time"):
         follow(lake, lambda: MaintainReport(0, -1, nothing_to_do=True),
                chores=[Chore("expire", 0, list)])
+
+
+def test_a_busy_log_writer_skips_a_chore_and_the_follower_goes_on(lake) -> None:
+    from aspen.errors import LeaseBusyError
+
+    clock = _FakeClock(step=100.0)
+    tries: list[float] = []
+
+    def busy() -> list[str]:
+        tries.append(clock.now)
+        raise LeaseBusyError("waited 5 s: the lake's update log is being written by 'ingest'")
+
+    lines: list[str] = []
+    follow(lake, lambda: MaintainReport(0, -1, nothing_to_do=True), poll=0.001, duration=650,
+           stop_requested=clock.tick, clock=clock, chores=[Chore("expire", 300, busy)],
+           emit=lines.append)
+    assert tries == [100.0, 400.0]  # at the start, then a period later: the follower went on
+    assert lines[1] == ("expire: skipped (waited 5 s: the lake's update log is being written "
+                        "by 'ingest'); next try in 300 s")
