@@ -24,6 +24,7 @@ from aspen.errors import ConfigError, EngineError
 from aspen.lake.deltars import read_table, replace_batch, table_exists, write_table
 from aspen.pipeline import ledger
 from aspen.pipeline.changes import batch_between
+from aspen.pipeline.faults import crash_point
 from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings
 
@@ -114,6 +115,7 @@ def maintain_local(
 
     last = ledger.last_committed(settings)
     ledger.restore_uncommitted(settings, last)
+    crash_point("maintain:after-apply")
     partitions = partitions or settings.partitions
     mode = mode or settings.mode
     if not table_exists(settings, "variables"):
@@ -144,15 +146,20 @@ def maintain_local(
         frame = view_frame(view, tuples, runtime.manager, entry.batch_id,
                            runtime.view_placement(view))
         write_table(settings, view, frame)
+        crash_point(f"maintain:after-view-{view}")
         report.view_sizes[view] = len(tuples)
         if view in deltas:
             report.view_changes[view] = (len(deltas[view].inserted), len(deltas[view].deleted))
     report.seconds = time.perf_counter() - started
     _write_metrics(settings, entry.batch_id, runtime, report)
+    crash_point("maintain:after-metrics")
     _write_state(settings, entry, runtime)
+    crash_point("maintain:after-state")
     changes = sum(i + d for i, d in report.view_changes.values())
+    crash_point("maintain:before-ledger")
     ledger.commit(settings, entry, len(batch.inserts) + len(batch.deletes), changes,
                   tables=VIEWS)
+    crash_point("maintain:after-ledger")
     return report
 
 

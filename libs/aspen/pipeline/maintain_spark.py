@@ -563,6 +563,7 @@ def _maintain(settings: Settings, spark: SparkSession, request: _Request) -> Mai
         apply_pending(spark, settings)
         last = ledger.last_committed(settings)
         ledger.restore_uncommitted(settings, last)
+        crash_point("maintain:after-apply")
         if not table_exists(settings, "variables"):
             raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
 
@@ -593,6 +594,7 @@ def _maintain(settings: Settings, spark: SparkSession, request: _Request) -> Mai
     changes = sum(i + d for i, d in report.view_changes.values())
     ledger.commit(settings, batch.entry, report.inserted_vars + report.deleted_vars, changes,
                   tables=(*request.views, NODE_STATE))
+    crash_point("maintain:after-ledger")
     return report
 
 
