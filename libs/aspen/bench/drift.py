@@ -563,7 +563,8 @@ def _plan_adaptive(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
                    shapes: Sequence[SliceShape], seed: int, params: Mapping[str, float],
                    log: Callable[[str], None]) -> list[SlicePlan]:
     """Write every slice and plan it as the adaptive arm does, running each plan once with
-    :func:`aspen.queries.execute.execute` (the next slice reads the selectivities it observed)."""
+    :func:`aspen.queries.execute.execute` (the next slice reads the selectivities it observed);
+    every plan's cost is checked against the exhaustive optimizer's."""
     from datetime import UTC, datetime
 
     from aspen.optimizer.methods import make_optimizer
@@ -598,6 +599,10 @@ def _plan_adaptive(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
             moved = sum(len(v) for v in change.values())
         current = fresh
         best = cost_of(result.plan, parsed.query, fresh)
+        reference = make_optimizer("exhaustive", SearchSpace(parsed.query)).optimize(fresh).cost
+        if abs(best - reference) > 1e-9 * max(1.0, reference):
+            raise AssertionError(f"slice {shape.index + 1}: the declarative optimizer's plan "
+                                 f"costs {best}, the exhaustive optimum {reference}")
         report = execute(spark, settings, parsed, result.plan, fresh, versions)
         rows = {t: fresh.rows(t) for t in parsed.tables}
         out.append(SlicePlan(shape.index, result.plan, best, stats_seconds, result.seconds,
@@ -703,7 +708,7 @@ def executors_of(master: str, instances: str | None = None) -> int:
     one for a local master (the driver is the one executor), else ``spark.executor.instances``
     when set, else the cost model's default.
 
-    >>> executors_of("local[2]"), executors_of("spark://host:7077", "5"), executors_of("yarn")
+    >>> executors_of("local[2]"), executors_of("k8s://host:443", "5"), executors_of("yarn")
     (1, 5, 8)
     """
     from aspen.optimizer.cost import DEFAULT_PARAMS
