@@ -44,12 +44,16 @@ def _open(settings: Settings, table: str):
         return None
 
 
-def read_rows(settings: Settings, table: str, key: str) -> Rows:
-    """Every row of ``table`` by its ``key`` column (none before the first write)."""
-    found = _open(settings, table)
+def _rows(found: Any, key: str) -> Rows:
+    """The rows of an opened table (None: none) by its ``key`` column."""
     if found is None:
         return {}
     return {row[key]: row for row in found.to_pyarrow_table().to_pylist()}
+
+
+def read_rows(settings: Settings, table: str, key: str) -> Rows:
+    """Every row of ``table`` by its ``key`` column (none before the first write)."""
+    return _rows(_open(settings, table), key)
 
 
 def rewrite(settings: Settings, table: str, schema: pa.Schema, key: str,
@@ -62,9 +66,7 @@ def rewrite(settings: Settings, table: str, schema: pa.Schema, key: str,
 
     for _ in range(CAS_ATTEMPTS):
         found = _open(settings, table)
-        rows = {} if found is None else {
-            row[key]: row for row in found.to_pyarrow_table().to_pylist()}
-        new = change(dict(rows))
+        new = change(_rows(found, key))
         data = pa.Table.from_pylist([row for _, row in sorted(new.items())], schema=schema)
         try:
             if found is None:  # the first write creates the table
