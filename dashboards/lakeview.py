@@ -31,9 +31,10 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.catalog import VIEWS
 from aspen.cli._output import printable
-from aspen.lake.committed import reading_version
+from aspen.lake.committed import committed_versions, reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
+from aspen.lake.view_log import VIEW_CHANGES, read_view_at
 from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.settings import DEFAULT_LAKE, Settings
 
@@ -57,6 +58,7 @@ __all__ = [
     "links_dot",
     "load_provenance",
     "load_table",
+    "load_view",
     "provenance_versions",
     "read_latest",
     "recent_batches",
@@ -173,6 +175,26 @@ def load_table(uri: str, version: int, columns: tuple[str, ...] | None = None) -
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def load_view(lake: str, view: str, snapshot_version: int, log_version: int | None,
+              columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """View ``view`` of ``lake``: its snapshot with the change log applied (cached per
+    versions)."""
+    frame = read_view_at(Settings(lake=lake), view, snapshot_version, log_version)
+    return frame if columns is None else frame[list(columns)]
+
+
+def _read_version(settings: Settings, name: str) -> tuple[int | None, pd.DataFrame | None]:
+    """The version readers read of ``name`` and, for a view, its rows (cached)."""
+    if name not in VIEWS:
+        return reading_version(settings, name), None
+    versions = committed_versions(settings)
+    version = reading_version(settings, name, versions)
+    if version is None:
+        return None, None
+    return version, load_view(settings.lake_uri, name, version, versions.get(VIEW_CHANGES))
+
+
 #: Exact row count of the table at ``uri`` as of ``version`` (from Parquet metadata; cached per
 #: arguments).
 row_count = st.cache_data(show_spinner=False, max_entries=256)(exact_row_count)
@@ -208,7 +230,7 @@ def table_status(settings: Settings, name: str) -> TableStatus | None:
         "problem": "",
     }
     try:
-        version = reading_version(settings, name)
+        version, view_rows = _read_version(settings, name)
         if version is None:
             return None
         table = DeltaTable(uri, version=version)
@@ -222,7 +244,7 @@ def table_status(settings: Settings, name: str) -> TableStatus | None:
         history = table.history(1)
         if history and history[0].get("timestamp") is not None:
             status["last_commit"] = pd.to_datetime(history[0]["timestamp"], unit="ms", utc=True)
-        status["rows"] = row_count(uri, version)
+        status["rows"] = row_count(uri, version) if view_rows is None else len(view_rows)
     except (DeltaError, OSError, ValueError) as err:
         status["problem"] = f"cannot read with delta-rs: {_error_text(settings, err)}"
     return status
@@ -303,8 +325,9 @@ def live_edges(links: pd.DataFrame) -> pd.DataFrame:
     return grouped.sort_values(["src", "dst"]).reset_index(drop=True)
 
 
-#: The tables a :class:`LakeProvenance` reads: the ``variables`` registry and every view table.
-PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEWS)
+#: The tables a :class:`LakeProvenance` reads: the ``variables`` registry, every view's snapshot
+#: and the views' change log.
+PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEWS, VIEW_CHANGES)
 
 #: Cache key of a lake's provenance: ``(table, version)`` of each provenance table that exists.
 ProvenanceVersions = tuple[tuple[str, int], ...]
@@ -384,6 +407,10 @@ def read_latest(
     if version is None:
         return None
     try:
+        if name in VIEWS:  # the snapshot with the change log applied
+            versions = committed_versions(settings)
+            return Snapshot(version, load_view(settings.lake_uri, name, version,
+                                               versions.get(VIEW_CHANGES), columns))
         # metrics keep an uncommitted batch's rows: the health page flags that batch
         return Snapshot(version, load_table(settings.table_uri(name), version, columns))
     except TableNotFoundError:  # removed between the two reads

@@ -13,6 +13,7 @@ from pathlib import Path
 from aspen.catalog import VIEWS
 from aspen.engine.batch import Batch
 from aspen.generators.writers import write_jsonl
+from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline import ledger
@@ -52,14 +53,14 @@ def workload(seed: int, batches: int = 3) -> list[list[dict]]:
 def ingest(spark, lake: Settings, path: Path, records: list[dict]) -> None:
     """Write ``records`` to ``path`` as JSON Lines and ingest that file into ``lake``."""
     write_jsonl(records, path)
-    ingest_files(spark, lake, [path])
+    ingest_files(lake, [path])
 
 
 def functions(lake: Settings, manager: ProvenanceManager) -> dict[str, dict[tuple, object]]:
     """Every view table: tuple → provenance function decoded into ``manager`` (None if absent)."""
     out = {}
     for view in VIEWS:
-        frame = read_table(lake, view)
+        frame = read_committed(lake, view)
         rows = {}
         for row in frame.to_dict("records"):
             key = row_to_tuple(view, row)

@@ -12,6 +12,8 @@ import pytest
 from pyspark import StorageLevel
 
 from aspen.cli.main import main
+from aspen.lake import apply as apply_module
+from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table
 from aspen.lake.expire import expire_due
 from aspen.lake.ingest import ingest_files
@@ -58,10 +60,12 @@ def checkpoints(spark, monkeypatch) -> list[tuple[str, str, StorageLevel | None]
 
 @pytest.mark.slow
 def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path,
-                                                    checkpoints) -> None:
-    """Run at ``spark.aspen.checkpointStorageLevel=DISK_ONLY``: the batches (an apply, a build,
-    an expiry, a deletion) give the same views, and every checkpoint they take goes through
-    ``checkpointed`` at that level — none falls back to Spark's default."""
+                                                    checkpoints, monkeypatch) -> None:
+    """Run at ``spark.aspen.checkpointStorageLevel=DISK_ONLY``, the apply and the sweep on
+    their Spark path: the batches (an apply, a build, an expiry, a deletion) give the same
+    views, and every checkpoint they take goes through ``checkpointed`` at that level — none
+    falls back to Spark's default."""
+    monkeypatch.setattr(apply_module, "IN_PROCESS_MAX_UPDATES", -1)
     with temporary_conf(spark, {CHECKPOINT_LEVEL_CONF: "DISK_ONLY"}):
         _expire_and_maintain(spark, lake, tmp_path)
     assert {caller for _via, caller, _level in checkpoints} == CHECKPOINT_SITES
@@ -70,13 +74,23 @@ def test_expired_instances_die_and_the_views_follow(spark, lake, tmp_path: Path,
     assert {str(level) for _via, _caller, level in checkpoints} == {str(StorageLevel.DISK_ONLY)}
 
 
+@pytest.mark.slow
+def test_expired_instances_die_in_process_and_the_views_follow(spark, lake, tmp_path: Path,
+                                                               checkpoints) -> None:
+    """The same batches with the apply and the sweep in process (small: the default), the
+    views maintained on Spark: neither takes a Spark checkpoint."""
+    _expire_and_maintain(spark, lake, tmp_path)
+    assert {caller for _via, caller, _level in checkpoints} == CHECKPOINT_SITES - {
+        "_apply_pending", "expire_due"}
+
+
 def _expire_and_maintain(spark, lake, tmp_path: Path) -> None:
     path = tmp_path / "ttl.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    ingest_files(spark, lake, [path])
+    ingest_files(lake, [path])
     maintain_spark(lake, spark=spark, partitions=2)
     assert {("a", "b"), ("b", "c"), ("a", "c")} <= set(
-        map(tuple, read_table(lake, "reachable")[["src", "dst"]].values))
+        map(tuple, read_committed(lake, "reachable")[["src", "dst"]].values))
 
     early = expire_due(spark, lake, datetime(2026, 1, 1, 0, 0, 59, tzinfo=UTC))
     assert early.expired == 0 and early.batch_id is None
@@ -91,7 +105,7 @@ def _expire_and_maintain(spark, lake, tmp_path: Path) -> None:
 
     result = maintain_spark(lake, spark=spark, partitions=2)
     assert result.deleted_vars == 2
-    reachable = set(map(tuple, read_table(lake, "reachable")[["src", "dst"]].values))
+    reachable = set(map(tuple, read_committed(lake, "reachable")[["src", "dst"]].values))
     assert reachable == {("b", "c"), ("a", "c")}  # a → b expired; b → c was renewed
     assert verify_lake(lake).ok
 

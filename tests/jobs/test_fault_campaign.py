@@ -28,12 +28,12 @@ from aspen.settings import Settings
 pytestmark = pytest.mark.spark
 
 #: Crash points of ingest with its log rows written and no commit marker, and of a maintained
-#: batch with some view tables written and no ledger row: fixed, no seed. (Ingest after its
+#: batch with its views and state written and no ledger row: fixed, no seed. (Ingest after its
 #: commit marker, apply and the TTL sweep are crashed by the full campaign,
 #: benchmarks/fault_campaign.py: their Spark MERGEs cost more than this test may.)
 TRIALS = [
     PlannedTrial("ingest", "crash", "ingest:after-updates"),
-    PlannedTrial("maintain-local", "crash", "maintain:after-view-cheapest_path"),
+    PlannedTrial("maintain-local", "crash", "maintain:after-state"),
 ]
 
 

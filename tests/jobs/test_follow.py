@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from aspen.cli.main import main
+from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table
 from aspen.lake.ingest import ingest_files
 from aspen.lake.lease import current_holder
@@ -46,13 +47,13 @@ def _wait_for_batch(lake, batch_id: int, follower: threading.Thread) -> None:
 
 
 def _reachable(lake) -> set[tuple[str, str]]:
-    frame = read_table(lake, "reachable")
+    frame = read_committed(lake, "reachable")
     return set(zip(frame["src"], frame["dst"], strict=True))
 
 
 def test_follower_maintains_each_ingest_and_stops_when_asked(spark, lake, tmp_path: Path,
                                                              capsys) -> None:
-    ingest_files(spark, lake, [_write(tmp_path / "first.jsonl", FIRST)])
+    ingest_files(lake, [_write(tmp_path / "first.jsonl", FIRST)])
     codes: list[int] = []
     follower = threading.Thread(target=lambda: codes.append(main(
         ["--lake", lake.lake, "maintain", "--runtime", "spark", "--partitions", "2",
@@ -73,7 +74,7 @@ def test_follower_maintains_each_ingest_and_stops_when_asked(spark, lake, tmp_pa
             "'aspen maintain --runtime spark --follow'" in err
         assert ledger.last_committed(lake).batch_id == 1
 
-        ingest_files(spark, lake, [_write(tmp_path / "second.jsonl", SECOND)])
+        ingest_files(lake, [_write(tmp_path / "second.jsonl", SECOND)])
         _wait_for_batch(lake, 2, follower)
         # b → c gone, d → a new: a → b, c → d → a → b
         assert _reachable(lake) == {("a", "b"), ("c", "d"), ("c", "a"), ("c", "b"),
@@ -97,7 +98,7 @@ def test_follower_maintains_each_ingest_and_stops_when_asked(spark, lake, tmp_pa
 
 def test_follower_stops_after_its_batch_on_sigterm(spark, lake, tmp_path: Path,
                                                    capsys) -> None:
-    ingest_files(spark, lake, [_write(tmp_path / "first.jsonl", FIRST)])
+    ingest_files(lake, [_write(tmp_path / "first.jsonl", FIRST)])
 
     def terminate_after_first_batch() -> None:
         deadline = time.monotonic() + 300
@@ -125,7 +126,7 @@ def test_follower_sweeps_ttls_under_its_own_lease(spark, lake, tmp_path: Path, c
     from deltalake import DeltaTable
 
     ttl = [{**FIRST[0], "ttl_s": 1, "event_time": "2026-01-01T00:00:00Z"}, *FIRST[1:]]
-    ingest_files(spark, lake, [_write(tmp_path / "ttl.jsonl", ttl)])
+    ingest_files(lake, [_write(tmp_path / "ttl.jsonl", ttl)])
     code = main(["--lake", lake.lake, "maintain", "--follow", "--poll", "0.2", "--for", "300",
                  "--max-batches", "1", "--expire-every", "60", "--housekeep-every", "0"])
     out = capsys.readouterr().out

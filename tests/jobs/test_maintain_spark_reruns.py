@@ -28,7 +28,7 @@ VENV_BIN = Path(sys.executable).parent
 
 CRASH_POINTS = [
     "maintain:after-round-1",
-    "maintain:after-view-cheapest_path",
+    "maintain:after-view-changes",
     "maintain:before-ledger",
 ]
 

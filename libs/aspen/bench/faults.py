@@ -5,8 +5,9 @@ trial picks a phase — ``ingest``, ``apply``, ``maintain-local``, ``maintain-sp
 ``expire`` — and a fault:
 
 - ``kill``: the command runs as an ``aspen`` process and gets ``SIGKILL`` a random delay after
-  it took its lease (ingest, apply and the sweep take it once their Spark session is up, so the
-  kill lands in their work; maintain takes it before it starts its session);
+  it took its lease (apply takes it once its Spark session is up, the sweep at once — a small
+  one starts no JVM —, ingest once it has validated its file — it starts no JVM —, so the kill
+  lands in their work; maintain takes it before it starts its session);
 - ``crash``: the command runs with ``ASPEN_CRASH_AT=<point>`` and ``ASPEN_CRASH_MODE=exit`` at a
   named crash point of that phase (:data:`CRASH_POINTS`), and dies there (``os._exit``); in
   process (the test's reduced campaign) the point raises
@@ -28,8 +29,9 @@ Then the same command is run again to completion and the lake is checked
 The crash points of ``maintain`` are lines of :mod:`aspen.pipeline.maintain_local` and
 :mod:`aspen.pipeline.maintain_spark`. Those of ``ingest``, ``apply`` and ``expire`` cannot be:
 :mod:`aspen.lake` is a layer below :mod:`aspen.pipeline.faults`. :func:`lake_crash_points`
-installs them around the lake module's steps (after each table it writes), in the process that
-runs the command (``python -m aspen.bench.faults --lake LAKE ARGV…``).
+installs them around the lake module's steps (after each table it writes; on both the Spark
+and the in-process path of apply and the sweep), in the process that runs the command
+(``python -m aspen.bench.faults --lake LAKE ARGV…``).
 
 Corrupted inputs (:meth:`Campaign.corrupted_inputs`): update files truncated mid-record and
 inside a UTF-8 character, a file of binary garbage and one with garbage between valid records
@@ -103,11 +105,12 @@ CRASH_POINTS: dict[str, tuple[str, ...]] = {
                "ingest:after-ingest_files"),
     "apply": ("apply:after-fold", "apply:after-merge-variables", "apply:after-merge-link",
               "apply:after-merge-triggered", "apply:after-apply_state"),
-    "maintain-local": ("maintain:after-apply", "maintain:after-view-reachable",
-                       "maintain:after-view-cheapest_path", "maintain:after-view-largest_regions",
-                       "maintain:after-metrics", "maintain:after-state", "maintain:before-ledger",
+    "maintain-local": ("maintain:after-apply", "maintain:after-view-changes",
+                       "maintain:after-view-reachable", "maintain:after-view-largest_regions",
+                       "maintain:after-state", "maintain:after-metrics", "maintain:before-ledger",
                        "maintain:after-ledger"),
-    "maintain-spark": ("maintain:after-apply", "maintain:after-round-1", "maintain:after-state",
+    "maintain-spark": ("maintain:after-apply", "maintain:after-round-1",
+                       "maintain:after-view-changes", "maintain:after-state",
                        "maintain:before-ledger", "maintain:after-ledger"),
     "expire": ("expire:after-ingest_files", "expire:after-kill", "expire:after-apply_state"),
 }
@@ -123,8 +126,11 @@ TTL_EVENT_TIME = "2026-01-01T00:00:00Z"
 SWEEP_AT = "2026-01-01T00:10:00Z"
 #: Seconds after its lease that a killed command is killed at most, at first (per phase; a kill
 #: that came after the command ended shortens it to what the command took).
-KILL_WINDOW: dict[str, float] = {"ingest": 10.0, "apply": 20.0, "maintain-local": 25.0,
+KILL_WINDOW: dict[str, float] = {"ingest": 1.0, "apply": 20.0, "maintain-local": 25.0,
                                  "maintain-spark": 60.0, "expire": 25.0}
+#: The shortest a kill window gets (ingest, without a JVM, holds its lease for well under a
+#: second).
+_SHORTEST_WINDOW = 0.2
 #: The tables whose newest Delta log entry the corrupted-input cases tear, in order: the update
 #: log (``aspen ingest``), a view (``aspen verify``), the registry (``aspen maintain``).
 TORN_TABLES: tuple[str, ...] = ("updates", "reachable", "variables")
@@ -181,13 +187,13 @@ def lake_crash_points() -> Iterator[None]:
     ...     hasattr(ingest._append, "__wrapped__")
     True
     """
-    from aspen.lake import apply, expire, ingest
+    from aspen.lake import apply, apply_local, expire, expire_local, ingest
 
     table_of = {"updates": "updates", "quarantine": "quarantine", "ingest_files": "ingest_files",
                 "apply_state": "apply_state"}
     patches: list[tuple[Any, str, Callable[..., str]]] = [
         (ingest, "_drop_uncommitted", lambda *a: "ingest:after-drop"),
-        (ingest, "_append", lambda spark, settings, name, rows: f"ingest:after-{table_of[name]}"),
+        (ingest, "_append", lambda settings, name, rows: f"ingest:after-{table_of[name]}"),
         (apply, "checkpointed", lambda *a, **k: "apply:after-fold"),
         (apply, "_merge_registry", lambda *a: "apply:after-merge-variables"),
         (apply, "_merge_base", lambda spark, settings, relation, rows:
@@ -196,6 +202,15 @@ def lake_crash_points() -> Iterator[None]:
         (apply, "_apply_pending", lambda *a: "apply:after-apply_state"),
         (expire, "_append", lambda spark, settings, name, rows: f"expire:after-{table_of[name]}"),
         (expire, "_kill", lambda *a: "expire:after-kill"),
+        # the same points on the in-process path (small backlogs and sweeps)
+        (apply_local, "_fold", lambda *a: "apply:after-fold"),
+        (apply_local, "_merge_registry", lambda *a: "apply:after-merge-variables"),
+        (apply_local, "_merge_base", lambda settings, relation, rows:
+         f"apply:after-merge-{relation}"),
+        (apply_local, "_merge_notes", lambda *a: "apply:after-merge-apply_notes"),
+        (apply_local, "_apply_pending", lambda *a: "apply:after-apply_state"),
+        (expire_local, "_append", lambda settings, name, rows: f"expire:after-{table_of[name]}"),
+        (expire_local, "_kill", lambda *a: "expire:after-kill"),
     ]
     saved = []
     for module, name, point in patches:
@@ -412,8 +427,9 @@ def run_faulted(settings: Settings, phase: str, argv: Sequence[str], fault: str,
 
 def _kill_after_lease(settings: Settings, phase: str, process: subprocess.Popen[bytes],
                       delay: float, started: float) -> FaultOutcome:
-    """Kill ``process`` ``delay`` seconds after it holds its lease (ingest, apply and the sweep
-    take it once their Spark session is up; maintain just before it starts its session)."""
+    """Kill ``process`` ``delay`` seconds after it holds its lease (apply takes it once its
+    Spark session is up, the sweep at once, ingest after validating; maintain just before it
+    starts its session)."""
     where = f"{delay:.2f} s after lease"
     deadline = started + COMMAND_TIMEOUT
     while _lease_pid(settings, phase) != process.pid:
@@ -712,8 +728,9 @@ def _check_ledger(settings: Settings, applied: int, check: LakeCheck) -> None:
         last = frame.sort_values("batch_id").iloc[-1]
         if last["runtime"] == "local":
             states = _frame(settings, "engine_state")
-            if not len(states) or int(last["batch_id"]) not in set(states["batch_id"]):
-                check.problems.append(f"no engine state of committed batch {last['batch_id']}")
+            if not len(states) or min(states["batch_id"]) > int(last["batch_id"]):
+                check.problems.append(f"no engine state at or before committed batch "
+                                      f"{last['batch_id']}")
     now = datetime.now(UTC)
     for kind, row in (("maintainer", current_holder(settings)), ("log writer",
                                                                  log_writer(settings))):
@@ -849,7 +866,7 @@ class Campaign:
     def _ingest(self, path: Path) -> None:
         from aspen.lake.ingest import ingest_files
 
-        ingest_files(self.spark, self.settings, [path])
+        ingest_files(self.settings, [path])
         self.files.append(expectation_of(path))
 
     def setup(self, maintain: bool = True) -> None:
@@ -900,7 +917,7 @@ class Campaign:
                                   kill_after=planned.fraction * self.window[phase],
                                   env=self.env, log_stem=stem)
             if outcome.work_seconds is not None:  # the work took this long: kill sooner
-                self.window[phase] = max(1.0, outcome.work_seconds)
+                self.window[phase] = max(_SHORTEST_WINDOW, outcome.work_seconds)
         rerun = self._rerun(argv, stem)
         rerun_ok = rerun.code == 0
         if phase == "ingest" and rerun_ok:

@@ -62,9 +62,12 @@ def _metrics(settings: Any, batch_id: int) -> dict[str, float]:
 
 def _pairs(settings: Any, table: str) -> set[tuple[str, str]]:
     """The ``(src, dst)`` rows of a Delta table (delta-rs, two columns)."""
+    from aspen.catalog import VIEWS
+    from aspen.lake.committed import read_committed
     from aspen.lake.deltars import read_table
 
-    frame = read_table(settings, table, columns=["src", "dst"])
+    frame = (read_committed(settings, table, ["src", "dst"]) if table in VIEWS
+             else read_table(settings, table, columns=["src", "dst"]))
     return set(zip(frame["src"], frame["dst"], strict=True))
 
 
@@ -145,7 +148,7 @@ def maintain_batches(nodes: int = 100, degree: float = 2.4, partitions: int = 4,
             path = inbox / f"{len(head['batches'])}-{label}.jsonl"
             write_jsonl(records, path)
             started = time.perf_counter()
-            ingest_files(spark, settings, [path])
+            ingest_files(settings, [path])
             ingest_s = time.perf_counter() - started
             report = maintain_spark(settings, spark, partitions, "lazy", views=(VIEW,),
                                     hosts=hosts)

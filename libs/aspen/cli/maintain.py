@@ -18,17 +18,18 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
-from aspen.pipeline.maintain_local import MaintainReport
+from aspen.pipeline.batch import MaintainReport
 from aspen.settings import MAX_PARTITIONS, Settings
 
 if TYPE_CHECKING:
     from aspen.lake.lease import MaintainerLease
 
 #: Seconds between a follower's looks at the update log.
-DEFAULT_POLL_SECONDS = 5.0
+DEFAULT_POLL_SECONDS = 1.0
 #: Seconds between ``--stop``'s looks at whether the follower has stopped.
 STOP_POLL_SECONDS = 0.5
 
@@ -59,7 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "until it has (works for a follower anywhere: the request goes "
                              "through the lake)")
     follow.add_argument("--poll", type=float, default=None, metavar="SECONDS",
-                        help="with --follow: seconds between looks at the update log (default 5)")
+                        help="with --follow: seconds between looks at the update log (default 1)")
+    follow.add_argument("--inbox", type=Path, default=None, metavar="DIR",
+                        help="with --follow: ingest the update files that land in DIR (write "
+                             "them under a hidden or .tmp name, then rename), then maintain "
+                             "them; ingested files move to DIR/ingested")
     follow.add_argument("--max-batches", type=int, default=None, metavar="N",
                         help="with --follow: stop after N maintained batches")
     follow.add_argument("--for", dest="duration", type=float, default=None, metavar="SECONDS",
@@ -119,7 +124,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.hosts is not None and not 1 <= args.hosts <= MAX_PARTITIONS:  # before Spark starts
         bound = "at least 1" if args.hosts < 1 else f"at most {MAX_PARTITIONS}"
         raise ConfigError(f"--hosts must be {bound}, got {args.hosts}")
-    given = [flag for flag, value in (("--poll", args.poll), ("--max-batches", args.max_batches),
+    given = [flag for flag, value in (("--poll", args.poll), ("--inbox", args.inbox),
+                                      ("--max-batches", args.max_batches),
                                       ("--for", args.duration),
                                       ("--expire-every", args.expire_every),
                                       ("--housekeep-every", args.housekeep_every))
@@ -135,6 +141,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             raise ConfigError("--stop and --follow exclude each other")
         return _stop_follower(settings)
     command = f"aspen maintain --runtime {args.runtime}" + (" --follow" if args.follow else "")
+    if args.inbox is not None:  # last, so a reader of the lease knows the inbox it watches
+        command += f" --inbox {args.inbox.resolve()}"
     with MaintainerLease(settings, command, follower=args.follow) as lease:
         run_batch = _batch_runner(args, settings)
         if not args.follow:
@@ -185,7 +193,8 @@ def _follow(args: argparse.Namespace, settings: Settings,
     try:
         report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
                         duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
-                        emit=lambda line: print(line, flush=True), chores=chores)
+                        emit=lambda line: print(line, flush=True), chores=chores,
+                        inbox=args.inbox)
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from aspen.catalog import VIEWS
 from aspen.errors import TableMissingError
 from aspen.lake.deltars import read_table, table_exists, table_version_or_none
+from aspen.lake.view_log import VIEW_CHANGES, read_view_at
 from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +43,7 @@ __all__ = [
 #: The table whose rows commit maintained batches.
 LEDGER = "ledger"
 #: Tables only a maintained batch writes, whose readable version is the one the ledger recorded.
-GOVERNED_TABLES: frozenset[str] = frozenset({*VIEWS, "node_state", "engine_state"})
+GOVERNED_TABLES: frozenset[str] = frozenset({*VIEWS, VIEW_CHANGES, "node_state", "engine_state"})
 #: Tables with a ``batch_id`` column whose rows of an uncommitted batch readers must not see.
 _BATCH_KEYED = frozenset({"metrics"})
 
@@ -88,7 +89,10 @@ def reading_version(settings: Settings, name: str,
 def read_committed(settings: Settings, name: str, columns: list[str] | None = None,
                    versions: dict[str, int] | None = None) -> pd.DataFrame:
     """Table ``name`` as of the last committed batch (raises TableMissingError when there is
-    nothing committed to read). ``versions`` reuses a :func:`committed_versions` result."""
+    nothing committed to read). ``versions`` reuses a :func:`committed_versions` result. A view
+    is its snapshot with the change log applied (:mod:`aspen.lake.view_log`)."""
+    if name in VIEWS:
+        versions = committed_versions(settings) if versions is None else versions
     version = reading_version(settings, name, versions)
     if version is None:
         if table_exists(settings, name):  # a maintained table no batch has committed
@@ -97,6 +101,10 @@ def read_committed(settings: Settings, name: str, columns: list[str] | None = No
         raise TableMissingError(
             f"table '{name}' does not exist under {settings.lake_uri} "
             "(run `aspen ingest` and `aspen maintain` first)")
+    if name in VIEWS:
+        assert versions is not None
+        frame = read_view_at(settings, name, version, versions.get(VIEW_CHANGES))
+        return frame if columns is None else frame[columns]
     frame = read_table(settings, name, columns, version=version)
     if name in _BATCH_KEYED and "batch_id" in frame:
         frame = frame[frame["batch_id"] <= committed_batch(settings)]

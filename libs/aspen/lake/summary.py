@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from aspen.catalog import VIEWS
 from aspen.errors import LakeError
+from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
-
-    from aspen.settings import Settings
 
 __all__ = [
     "KNOWN_TABLES",
@@ -124,6 +124,9 @@ def summarize_tables(
         uri = f"{lake_uri}/{name}"
         if not DeltaTable.isDeltaTable(spark, uri):
             continue
+        if name in VIEWS:  # a view's rows: its snapshot with the change log applied
+            rows.append(_view_summary(Settings(lake=lake_uri), name, when))
+            continue
         table = DeltaTable.forPath(spark, uri)
         last = table.history(1).select("version").collect()
         version = int(last[0]["version"]) if last else 0
@@ -131,6 +134,17 @@ def summarize_tables(
         count = spark.read.format("delta").option("versionAsOf", version).load(uri).count()
         rows.append(TableSummary(name, version, int(count), when))
     return rows
+
+
+def _view_summary(settings: Settings, view: str, when: dt.datetime) -> TableSummary:
+    """A view's summary row: its committed snapshot version and its current row count."""
+    from aspen.lake.committed import committed_versions, read_committed
+
+    versions = committed_versions(settings)
+    if view not in versions:
+        return TableSummary(view, 0, 0, when)
+    count = len(read_committed(settings, view, ["batch_id"], versions))
+    return TableSummary(view, versions[view], count, when)
 
 
 def publish_summary(spark: SparkSession, settings: Settings) -> list[TableSummary]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -38,6 +39,7 @@ __all__ = [
     "BASE_VALUE_COLUMNS",
     "TABLE_DDL",
     "schema_of",
+    "arrow_schema_of",
     "table_exists",
     "ensure_table",
     "read_table",
@@ -123,6 +125,30 @@ def schema_of(name: str) -> StructType:
         column_name, type_name = column.split()
         fields.append(T.StructField(column_name.strip("`"), spark_types[type_name], True))
     return T.StructType(fields)
+
+
+def arrow_schema_of(name: str) -> pa.Schema:
+    """The Arrow schema of table ``name`` (from :data:`TABLE_DDL`), for writers without a JVM;
+    timestamps are microseconds in UTC, as Spark's ``TIMESTAMP`` is in Delta.
+
+    >>> arrow_schema_of("apply_notes").names
+    ['batch_id', 'seq', 'relation', 'key', 'note']
+    >>> str(arrow_schema_of("apply_state").field("applied_at").type)
+    'timestamp[us, tz=UTC]'
+    """
+    import pyarrow as pa
+
+    arrow_types = {
+        "STRING": pa.string(),
+        "BIGINT": pa.int64(),
+        "DOUBLE": pa.float64(),
+        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+    }
+    fields = []
+    for column in TABLE_DDL[name].split(","):
+        column_name, type_name = column.split()
+        fields.append(pa.field(column_name.strip("`"), arrow_types[type_name], nullable=True))
+    return pa.schema(fields)
 
 
 def table_exists(spark: SparkSession, settings: Settings, name: str) -> bool:

@@ -40,15 +40,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from aspen.errors import ConfigError
 from aspen.lake.deltars import table_exists, table_version
-from aspen.pipeline.maintain_local import MaintainReport
+from aspen.pipeline.batch import MaintainReport
 from aspen.settings import Settings
 
-__all__ = ["DEFAULT_EXPIRE_EVERY", "DEFAULT_HOUSEKEEP_EVERY", "Chore", "FollowReport", "follow",
-           "lake_chores", "log_versions"]
+__all__ = ["DEFAULT_EXPIRE_EVERY", "DEFAULT_HOUSEKEEP_EVERY", "INGESTED", "Chore", "FollowReport",
+           "follow", "ingest_inbox", "lake_chores", "landed_files", "log_versions"]
 
+#: Where a follower moves the inbox files it ingested.
+INGESTED = "ingested"
 #: The tables whose new versions mean there may be a batch to maintain.
 WATCHED_TABLES = ("ingest_files", "variables")
 #: Seconds between a follower's TTL sweeps (what the ``aspen_expire`` DAG's schedule was).
@@ -115,11 +118,14 @@ def follow(
     emit: Callable[[str], None] = print,
     chores: Sequence[Chore] = (),
     clock: Callable[[], float] = time.monotonic,
+    inbox: Path | None = None,
 ) -> FollowReport:
     """Run ``run_batch`` whenever the watched logs change, until a limit, ``stop`` or
     ``stop_requested()``; a first line saying so, then each maintained batch's report lines and
     each due chore's lines, go to ``emit``. The caller holds the maintainer lease. ``clock``
-    measures ``duration`` and the chores' cadence (a test's fake clock).
+    measures ``duration`` and the chores' cadence (a test's fake clock). With ``inbox``, every
+    look first ingests the update files landed there (:func:`ingest_inbox`), so an update goes
+    from landing to committed views in this one warm process.
 
     >>> follow(Settings(lake="/tmp/lake"), lambda: maintain_spark(settings), max_batches=3)
     ... # doctest: +SKIP
@@ -137,8 +143,9 @@ def follow(
                               f"{chore.every}")
     stop = stop or threading.Event()
     every = "".join(f", {c.name} every {c.every:g} s" for c in chores)
-    emit(f"following {settings.lake_uri}: a look every {poll:g} s{every}; stops between "
-         "batches when asked (SIGTERM, aspen maintain --stop)")
+    watching = "" if inbox is None else f", ingesting what lands in {inbox}"
+    emit(f"following {settings.lake_uri}: a look every {poll:g} s{every}{watching}; stops "
+         "between batches when asked (SIGTERM, aspen maintain --stop)")
     started = clock()
     deadline = None if duration is None else started + duration
     report = FollowReport()
@@ -151,6 +158,9 @@ def follow(
         if _run_due_chores(chores, clock, started, emit):
             continue  # a chore may have taken long: look at the limits again first
         report.polls += 1
+        if inbox is not None:
+            for line in ingest_inbox(settings, inbox):
+                emit(line)
         versions = log_versions(settings)
         if versions != seen:
             # read before the batch: what lands during it is seen as new at the next look
@@ -167,6 +177,44 @@ def follow(
         wait = poll if deadline is None else min(poll, deadline - clock())
         stop.wait(max(0.0, wait))
     return report
+
+
+def landed_files(inbox: Path) -> list[Path]:
+    """The update files waiting in ``inbox``, oldest first: its files with an update-file
+    suffix (:data:`~aspen.lake.ingest.FORMATS`), not hidden (a writer writes ``.name`` or
+    ``name.tmp`` and renames it when complete).
+
+    >>> import tempfile
+    >>> box = Path(tempfile.mkdtemp())
+    >>> for name in ("b.jsonl", ".a.jsonl", "c.tmp"):
+    ...     _ = (box / name).write_text("")
+    >>> [p.name for p in landed_files(box)]
+    ['b.jsonl']
+    """
+    from aspen.lake.ingest import FORMATS
+
+    if not inbox.is_dir():
+        return []
+    found = [p for p in inbox.iterdir() if p.is_file() and not p.name.startswith(".")
+             and p.suffix.lower() in FORMATS]
+    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def ingest_inbox(settings: Settings, inbox: Path) -> list[str]:
+    """Ingest the files landed in ``inbox`` as one ingest batch, then move them into its
+    ``ingested/`` folder; the report's lines. A crash between the two leaves them in place:
+    ingesting them again is a no-op (a file's name and content are ingested once)."""
+    from aspen.lake.ingest import ingest_files
+
+    files = landed_files(inbox)
+    if not files:
+        return []
+    report = ingest_files(settings, list(files))
+    done = inbox / INGESTED
+    done.mkdir(exist_ok=True)
+    for path in files:
+        path.replace(done / path.name)
+    return report.lines()
 
 
 def _run_due_chores(chores: Sequence[Chore], clock: Callable[[], float], started: float,
@@ -226,7 +274,7 @@ def _sweep(settings: Settings) -> list[str]:
     """One TTL sweep; a line when it expired something (the next look maintains it)."""
     from aspen.lake.expire import expire_due
 
-    report = expire_due(_spark(), settings, wait=SWEEP_WAIT_SECONDS)
+    report = expire_due(None, settings, wait=SWEEP_WAIT_SECONDS)  # in process, no JVM
     if not report.expired:
         return []
     detail = ", ".join(f"{n} {rel}" for rel, n in sorted(report.per_relation.items()))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from aspen.lake.deltars import read_table, table_exists, table_version, write_table
@@ -67,9 +67,10 @@ def commit(
     updates_in: int,
     view_changes_out: int,
     tables: Iterable[str] = (),
-) -> None:
+) -> LedgerEntry:
     """Append the ledger row of ``entry``, recording the current version of each of ``tables``
-    (those the batch wrote): the batch is committed from now on. A maintainer that entered the
+    (those the batch wrote): the batch is committed from now on; returns ``entry`` with the
+    versions recorded, as :func:`last_committed` reads it back. A maintainer that entered the
     lake's lease and lost it since raises :class:`~aspen.lake.lease.LostLeaseError` here and
     never commits (:func:`~aspen.lake.lease.check_held`)."""
     import pandas as pd
@@ -85,6 +86,7 @@ def commit(
         "committed_at": datetime.now(UTC),
     }
     write_table(settings, LEDGER, pd.DataFrame([row]), mode="append")
+    return replace(entry, table_versions=versions)
 
 
 def restore_uncommitted(settings: Settings, entry: LedgerEntry) -> list[str]:

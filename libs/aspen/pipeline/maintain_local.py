@@ -1,99 +1,394 @@
 """``aspen maintain --runtime local``: the lake's logged updates through the in-process runtime.
 
-One maintained batch:
+The batch follows :func:`aspen.pipeline.batch.run_batch`; this module is the in-process runtime
+it runs (:class:`LocalBatch`). No step needs a JVM: apply runs in process for small batches
+(:mod:`aspen.lake.apply`), every table is read and written with delta-rs.
 
-1. apply every ingested batch to the base tables (Spark, Delta MERGE) — :mod:`aspen.lake.apply`;
-2. load the engine state of the last committed batch (or start empty);
-3. turn the registry's births and deaths since then into an engine :class:`Batch` and apply it;
-4. flush MinShip buffers so that published provenance is complete;
-5. write every view table (overwrite from the engine state), the metrics rows and the new engine
-   state, keyed by batch id; then append the ledger row, last.
+- **state**: the engine's state of the last committed batch, kept in memory by a long-lived
+  maintainer (the follower) and otherwise loaded from ``engine_state``, which gets a binary row
+  every :data:`STATE_EVERY` batches and on a rebuild (the last :data:`KEEP_STATES` kept); empty
+  on a fresh lake;
+- **read**: the registry's births and deaths since the state's batch (:func:`batch_between`),
+  only the registry rows born or killed after it — a loaded state older than the committed
+  batch replays the batches in between with the new one;
+- **publish**: the view rows added, whose formula changed, or dropped since the committed batch,
+  found by comparing each view with what the last batch published — BDD nodes in memory when
+  warm (a formula that did not change is the same node), stored provenance bytes otherwise —
+  so only changed formulas are encoded.
 
-A crash anywhere before step 5's ledger row leaves the ledger at the previous batch: the rerun
-loads that batch's state, recomputes the same batch and overwrites what the failed run wrote.
+>>> LocalBatch(partitions=2, mode="lazy").name
+'local'
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aspen.catalog import VIEWS
-from aspen.errors import ConfigError, EngineError
-from aspen.lake.deltars import read_table, replace_batch, table_exists, write_table
+from aspen.catalog import VIEW_COLUMNS, VIEWS
+from aspen.errors import EngineError
+from aspen.lake.committed import committed_versions, read_committed
+from aspen.lake.deltars import table_exists, write_table
+from aspen.lake.view_log import (
+    CHANGE_DELETE,
+    CHANGE_UPSERT,
+    append_changes,
+    change_records,
+    truncate_log,
+    view_records,
+)
 from aspen.pipeline import ledger
+from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
 from aspen.pipeline.changes import batch_between
 from aspen.pipeline.faults import crash_point
-from aspen.pipeline.view_tables import view_frame
+from aspen.pipeline.view_tables import row_to_tuple, view_frame
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
+    from aspen.engine.batch import Batch
     from aspen.runtime.local import LocalRuntime
+    from aspen.spark.phase_meter import PhaseMeter
 
-__all__ = ["ENGINE_STATE", "METRICS", "MaintainReport", "load_runtime", "maintain_local",
-           "write_metrics"]
+__all__ = ["ENGINE_STATE", "KEEP_STATES", "LocalBatch", "load_runtime", "maintain_local"]
 
 ENGINE_STATE = "engine_state"
-METRICS = "metrics"
 #: How many past engine states to keep (time travel covers older ones).
 KEEP_STATES = 3
+#: Batches between two engine states written to the lake (a rebuild always writes one).
+STATE_EVERY = 16
+
+#: What a view published, per tuple: its formula (warm) or its provenance bytes (read back).
+Published = dict[str, dict[tuple, Any]]
 
 
 @dataclass
-class MaintainReport:
-    """What one ``maintain`` run did."""
+class StoredState:
+    """An engine state read from ``engine_state``: the runtime, the batch that wrote it and
+    the last ingest batch it covers."""
 
+    runtime: LocalRuntime
     batch_id: int
     through_ingest_batch: int
-    inserted_vars: int = 0
-    deleted_vars: int = 0
-    view_changes: dict[str, tuple[int, int]] = field(default_factory=dict)
-    view_sizes: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    nothing_to_do: bool = False
-    #: Lines about what ran after the batch (the continuous queries), printed after its own.
-    notes: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        """Human-readable summary lines."""
-        if self.nothing_to_do:
-            return [f"nothing new since batch {self.batch_id} "
-                    f"(ingest batch {self.through_ingest_batch})"]
-        out = [
-            f"batch {self.batch_id}: through ingest batch {self.through_ingest_batch}, "
-            f"{self.inserted_vars} instances inserted, {self.deleted_vars} deleted, "
-            f"{self.seconds:.2f} s"
-        ]
-        for view in VIEWS:
-            if view in self.view_sizes:
-                ins, dels = self.view_changes.get(view, (0, 0))
-                out.append(f"  {view:<24} {self.view_sizes[view]:>7} rows  (+{ins} −{dels})")
-        return out + self.notes
 
 
-def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> LocalRuntime | None:
-    """The engine state committed with ``entry``, or None on a fresh lake."""
+def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> StoredState | None:
+    """The newest engine state written at or before the committed batch ``entry`` with its
+    partitions and mode (a later one belongs to a batch that did not commit), or None (a fresh
+    lake, another runtime's batch, or a state of an older Aspen)."""
     from aspen.runtime.local import LocalRuntime
 
     if entry.batch_id == 0 or not table_exists(settings, ENGINE_STATE):
         return None
-    states = read_table(settings, ENGINE_STATE)
-    match = states[states["batch_id"] == entry.batch_id]
-    if match.empty:
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(settings.table_uri(ENGINE_STATE)).to_pyarrow_dataset()
+    if "through_ingest_batch" not in dataset.schema.names:
+        return None  # written by an older Aspen: rebuild from the registry
+    usable = (ds.field("batch_id") <= entry.batch_id) & \
+        (ds.field("partitions") == entry.partitions) & (ds.field("mode") == entry.mode)
+    index = dataset.to_table(filter=usable, columns=["batch_id", "through_ingest_batch"])
+    if index.num_rows == 0:
         return None
+    batches = index.column("batch_id").to_pylist()
+    newest = max(range(len(batches)), key=batches.__getitem__)
+    batch_id = batches[newest]
+    through = index.column("through_ingest_batch")[newest].as_py()
+    rows = dataset.to_table(filter=ds.field("batch_id") == batch_id, columns=["state"])
     try:
-        return LocalRuntime.load_state(bytes(match.iloc[0]["state"]))
+        runtime = LocalRuntime.load_state(rows.column("state")[0].as_py())
     except EngineError:  # a state written by an older Aspen: rebuild from the registry
         return None
+    return StoredState(runtime, batch_id, through)
 
 
-def _max_ingest_batch(variables: Any) -> int:
-    if variables.empty:
-        return -1
-    born = variables["inserted_batch"].max()
-    died = variables["deleted_batch"].dropna()
-    return int(max(born, died.max() if not died.empty else born))
+def _registry_since(settings: Settings, after: int) -> Any:
+    """The registry rows born or killed after ingest batch ``after`` (all for -1)."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(settings.table_uri("variables")).to_pyarrow_dataset()
+    if after < 0:
+        return dataset.to_table().to_pandas()
+    changed = (ds.field("inserted_batch") > after) | (ds.field("deleted_batch") > after)
+    return dataset.to_table(filter=changed).to_pandas()
+
+
+class LocalBatch:
+    """The in-process runtime as :func:`~aspen.pipeline.batch.run_batch` runs it. Kept between
+    batches by a follower: it then holds the committed engine state and what it published."""
+
+    name = "local"
+    state_tables: tuple[str, ...] = ()
+
+    def __init__(self, partitions: int, mode: str) -> None:
+        self.partitions = partitions
+        self.mode = mode
+        self.views: tuple[str, ...] = VIEWS
+        self._lake_uri = ""
+        self._held: tuple | None = None  # the committed batch the runtime is at (_state_key)
+        self._runtime: LocalRuntime | None = None
+        self._published: Published = {}
+        self._batch: Batch | None = None
+        self._rebuild = False
+        self._placement: dict[str, dict[tuple, int]] = {}
+        self._state_batch = -1  # the batch of the newest engine state in the lake
+        self._state_through = -1  # ... and the last ingest batch it covers
+        self._current: Published = {}
+        self._records: dict[str, list[dict[str, Any]]] = {}
+
+    # -- read --------------------------------------------------------------------------------
+    def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
+             report: MaintainReport) -> bool:
+        """The engine state as of ``last`` (held, loaded or empty) and the registry's changes
+        since."""
+        from aspen.runtime.local import LocalRuntime
+
+        held = self._held == _state_key(settings.lake_uri, last) and self._runtime is not None
+        if not held:
+            self._runtime, self._published = None, {}
+            self._state_batch = self._state_through = -1
+            if last.runtime == self.name and (last.partitions, last.mode) == (
+                    self.partitions, self.mode):
+                stored = load_runtime(settings, last)
+                if stored is not None:
+                    self._runtime, self._state_batch = stored.runtime, stored.batch_id
+                    self._state_through = stored.through_ingest_batch
+        self._rebuild = self._runtime is None
+        if not self._rebuild and through <= last.through_ingest_batch:
+            if not held:  # loaded only to look: what it published was not read back
+                self._runtime = None
+            return False
+        if self._rebuild:
+            # shipped-bytes counting encodes every message (about 4× the build time); the
+            # per-tuple provenance bytes are in the view tables, the benchmarks measure the rest
+            self._runtime = LocalRuntime(views=VIEWS, partitions=self.partitions, mode=self.mode,
+                                         measure_bytes=False)
+            self._published = {}
+            self._batch = batch_between(_registry_since(settings, -1), after=-1, through=through)
+        else:
+            if not held:  # what the committed batch published, read back
+                self._published = _published_rows(settings)
+            # the state may be some batches older than the committed one: its changes since
+            # are replayed with the new ones, as one batch (the views are functions of the
+            # live instances, so the result is the same)
+            after = last.through_ingest_batch if held else self._state_through
+            self._batch = batch_between(_registry_since(settings, after), after=after,
+                                        through=through)
+        report.inserted_vars = len(self._batch.inserts)
+        report.deleted_vars = len(self._batch.deletes)
+        return True
+
+    def rebuilds(self) -> bool:
+        """Whether this batch builds the views from nothing."""
+        return self._rebuild
+
+    # -- run ---------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Apply the batch and flush the MinShip buffers."""
+        runtime = self._require()
+        assert self._batch is not None
+        if self._batch:
+            runtime.apply(self._batch, deltas=False)  # publish diffs the views itself
+        runtime.flush()
+
+    def publish(self, entry: ledger.LedgerEntry) -> None:
+        """Each view's rows new, with another formula, or gone since the committed batch, as
+        log records (only changed formulas are encoded)."""
+        runtime = self._require()
+        self._current, self._placement = {}, {}
+        for view in self.views:
+            self._current[view], self._placement[view] = runtime.view_by_node(view)
+        if self._rebuild:  # every view is written whole
+            self._records = {}
+            return
+        self._records = {view: self._changes(view, self._current[view], entry.batch_id)
+                         for view in self.views}
+
+    def view_rows(self) -> int:
+        """Rows over every view after the batch."""
+        return sum(len(rows) for rows in self._current.values())
+
+    # -- write -------------------------------------------------------------------------------
+    def write_views(self, settings: Settings, entry: ledger.LedgerEntry, compact: bool,
+                    report: MaintainReport) -> None:
+        """The views' changes into the log (one commit), or their snapshots when compacting."""
+        runtime = self._require()
+        current = self._current
+        if compact:
+            for view in self.views:
+                frame = view_frame(view, current[view], runtime.manager, entry.batch_id,
+                                   self._placement[view])
+                write_table(settings, view, frame)
+                crash_point(f"maintain:after-view-{view}")
+            truncate_log(settings)
+        else:
+            records: list[dict[str, Any]] = []
+            for view in self.views:
+                changes = self._records[view]
+                upserts = sum(r["change"] == CHANGE_UPSERT for r in changes)
+                if changes:
+                    report.view_changes[view] = (upserts, len(changes) - upserts)
+                records += changes
+            append_changes(settings, records)
+            crash_point("maintain:after-view-changes")
+        for view in self.views:
+            report.view_sizes[view] = len(current[view])
+            if compact and self._rebuild:
+                report.view_changes[view] = (len(current[view]), 0)
+            elif compact and self._records.get(view):
+                upserts = sum(r["change"] == CHANGE_UPSERT for r in self._records[view])
+                report.view_changes[view] = (upserts, len(self._records[view]) - upserts)
+        self._published = current
+
+    def _changes(self, view: str, now: dict[tuple, Any], batch_id: int) -> list[dict[str, Any]]:
+        """``view``'s log records: rows new or with another formula than published, rows gone."""
+        runtime = self._require()
+        before = self._published.get(view, {})
+        manager = runtime.manager
+        upserts: dict[tuple, bytes | None] = {}
+        for values, formula in now.items():
+            old = before.get(values, _ABSENT)
+            if old is _ABSENT:
+                upserts[values] = None if formula is None else manager.encode(formula)
+            elif isinstance(old, bytes) or (old is None and formula is not None):
+                data = None if formula is None else manager.encode(formula)
+                if data != old:
+                    upserts[values] = data
+            elif not _same_formula(old, formula):
+                upserts[values] = None if formula is None else manager.encode(formula)
+        gone = [values for values in before if values not in now]
+        if not upserts and not gone:
+            return []
+        placement = self._placement.get(view, {})
+        rows = {values: (data, placement.get(values, -1)) for values, data in upserts.items()}
+        records = change_records(view, view_records(view, rows, batch_id), CHANGE_UPSERT,
+                                 batch_id)
+        deleted = [dict(zip(VIEW_COLUMNS[view], _row_values(view, values), strict=True))
+                   for values in gone]
+        return change_records(view, deleted, CHANGE_DELETE, batch_id) + records
+
+    def write_state(self, settings: Settings, entry: ledger.LedgerEntry) -> None:
+        """Every :data:`STATE_EVERY` batches (and on a rebuild) one ``engine_state`` row for
+        ``entry``, the oldest beyond :data:`KEEP_STATES` gone, in one commit. A state costs a
+        walk of every operator (seconds at 100 nodes); a cold start replays the registry's
+        changes since the newest one instead."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        if not self._rebuild and 0 <= self._state_batch and \
+                entry.batch_id - self._state_batch < STATE_EVERY:
+            return
+        runtime = self._require()
+        row = {"batch_id": entry.batch_id, "partitions": entry.partitions, "mode": entry.mode,
+               "through_ingest_batch": entry.through_ingest_batch, "state": runtime.dump_state()}
+        schema = pa.schema([("batch_id", pa.int64()), ("partitions", pa.int64()),
+                            ("mode", pa.string()), ("through_ingest_batch", pa.int64()),
+                            ("state", pa.large_binary())])
+        data = pa.Table.from_pylist([row], schema=schema)
+        kept = _kept_states(settings)
+        if kept is None:  # no table yet, or one of an older layout
+            write_table(settings, ENGINE_STATE, data)
+        else:
+            older = sorted(b for b in kept if b < entry.batch_id)[-(KEEP_STATES - 1):]
+            # the rows replaced: a rerun's own batch and those past the kept ones
+            write_deltalake(settings.table_uri(ENGINE_STATE), data, mode="overwrite",
+                            predicate=f"batch_id = {entry.batch_id} OR batch_id < "
+                                      f"{min(older, default=entry.batch_id)}")
+        self._state_batch, self._state_through = entry.batch_id, entry.through_ingest_batch
+
+    def write_metrics(self, settings: Settings, entry: ledger.LedgerEntry,
+                      report: MaintainReport, meter: PhaseMeter) -> None:
+        """The runtime's counters per node and in total, wall time, phases and updates in."""
+        metrics = self._require().metrics.as_dict()
+        per_node = {node: {k: v for k, v in counters.items() if isinstance(v, int | float)}
+                    for node, counters in enumerate(metrics.get("nodes", []))}
+        totals = {k: v for k, v in metrics.get("total", {}).items()
+                  if isinstance(v, int | float)}
+        totals["wall_seconds"] = report.seconds
+        totals["updates_in"] = float(report.inserted_vars + report.deleted_vars)
+        totals["view_changes_out"] = float(sum(i + d for i, d in report.view_changes.values()))
+        totals.update({f"{phase}_seconds": s for phase, s in meter.seconds.items()})
+        totals.update({f"{phase}_spark_jobs": n for phase, n in meter.jobs.items()})
+        write_metrics(settings, entry.batch_id, per_node, totals)
+
+    # -- warm state --------------------------------------------------------------------------
+    def committed(self, entry: ledger.LedgerEntry) -> None:
+        """Hold the runtime as the lake's state as of ``entry``."""
+        self._held = None if self._runtime is None else _state_key(self._lake_uri, entry)
+
+    def discard(self) -> None:
+        """Forget the runtime: it may be ahead of the committed batch."""
+        self._held, self._runtime, self._published = None, None, {}
+        self._state_batch = self._state_through = -1
+
+    def _require(self) -> LocalRuntime:
+        if self._runtime is None:
+            raise EngineError("no engine state: read a batch first")
+        return self._runtime
+
+    def bind(self, settings: Settings) -> LocalBatch:
+        """Serve the lake of ``settings`` (a held state of another lake is dropped)."""
+        if self._lake_uri != settings.lake_uri:
+            self.discard()
+        self._lake_uri = settings.lake_uri
+        return self
+
+
+_ABSENT = object()
+
+
+def _kept_states(settings: Settings) -> list[int] | None:
+    """The batches of the stored engine states; None without a table of this layout."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        dataset = DeltaTable(settings.table_uri(ENGINE_STATE)).to_pyarrow_dataset()
+    except TableNotFoundError:
+        return None
+    if "through_ingest_batch" not in dataset.schema.names:
+        return None
+    return dataset.to_table(columns=["batch_id"]).column("batch_id").to_pylist()
+
+
+def _state_key(lake_uri: str, entry: ledger.LedgerEntry) -> tuple:
+    """What identifies a committed state: the lake, the batch and the table versions it wrote."""
+    return (lake_uri, entry.batch_id, tuple(sorted(entry.table_versions.items())))
+
+
+def _same_formula(old: Any, new: Any) -> bool:
+    """Whether two formulas of one BDD manager are the same function (None: no formula)."""
+    if old is None or new is None:
+        return old is new
+    return bool(old == new)
+
+
+def _row_values(view: str, values: tuple) -> tuple:
+    """A tuple's cells as a table row holds them (paths as lists)."""
+    from aspen.lake.view_log import PATH_COLUMNS
+
+    return tuple(list(v) if c in PATH_COLUMNS else v
+                 for c, v in zip(VIEW_COLUMNS[view], values, strict=True))
+
+
+def _published_rows(settings: Settings) -> Published:
+    """Every view's rows as committed: tuple → provenance bytes (None without a formula)."""
+    versions = committed_versions(settings)
+    out: Published = {}
+    for view in VIEWS:
+        frame = read_committed(settings, view, versions=versions)
+        out[view] = {
+            row_to_tuple(view, row): (None if row["provenance"] is None
+                                      else bytes(row["provenance"]))
+            for row in frame.to_dict("records")
+        }
+    return out
+
+
+#: The runtimes this process keeps between batches, per (partitions, mode): a follower's batches
+#: reuse the engine state the last one committed instead of loading it from the lake.
+_WARM: dict[tuple[int, str], LocalBatch] = {}
 
 
 def maintain_local(
@@ -102,116 +397,21 @@ def maintain_local(
     partitions: int | None = None,
     mode: str | None = None,
 ) -> MaintainReport:
-    """Run one maintained batch on the in-process runtime; see the module docstring."""
+    """Run one maintained batch on the in-process runtime (see the module docstring). ``spark``
+    is used only for a large apply (:func:`aspen.lake.apply.apply_pending`); the runtime of
+    this process's last batch on the lake is reused when it is still the committed state.
+
+    >>> maintain_local(Settings(lake="/tmp/lake"), partitions=2).lines()[0]  # doctest: +SKIP
+    'batch 1: through ingest batch 1, 240 instances inserted, 0 deleted, 2.10 s'
+    """
     from aspen.lake.apply import apply_pending
-    from aspen.runtime.local import LocalRuntime
+    from aspen.spark.phase_meter import PhaseMeter
 
-    started = time.perf_counter()
-    if spark is None:
-        from aspen.spark.session import get_spark
-
-        spark = get_spark("aspen-maintain")
-    apply_pending(spark, settings)
-
-    last = ledger.last_committed(settings)
-    ledger.restore_uncommitted(settings, last)
-    crash_point("maintain:after-apply")
     partitions = partitions or settings.partitions
     mode = mode or settings.mode
-    if not table_exists(settings, "variables"):
-        raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
-    variables = read_table(settings, "variables")
-    through = _max_ingest_batch(variables)
-
-    runtime = load_runtime(settings, last) if last.runtime == "local" else None
-    rebuild = runtime is None or (last.partitions, last.mode) != (partitions, mode)
-    if not rebuild and through <= last.through_ingest_batch:
-        return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
-    if rebuild:
-        # a fresh lake, or the plan changed (partitions / mode): rebuild from every live instance
-        # shipped-bytes counting encodes every message (about 4× the build time); the per-tuple
-        # provenance bytes are in the view tables, and the benchmarks measure shipped bytes
-        runtime = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, measure_bytes=False)
-        batch = batch_between(variables, after=-1, through=through)
+    runtime = _WARM.setdefault((partitions, mode), LocalBatch(partitions, mode)).bind(settings)
+    if spark is not None:
+        meter = PhaseMeter.for_spark(spark)
     else:
-        batch = batch_between(variables, after=last.through_ingest_batch, through=through)
-    assert runtime is not None
-    deltas = runtime.apply(batch) if batch else {}
-    runtime.flush()
-
-    entry = ledger.LedgerEntry(last.batch_id + 1, through, "local", partitions, mode)
-    report = MaintainReport(entry.batch_id, through, len(batch.inserts), len(batch.deletes))
-    for view in VIEWS:
-        tuples = runtime.view(view)
-        frame = view_frame(view, tuples, runtime.manager, entry.batch_id,
-                           runtime.view_placement(view))
-        write_table(settings, view, frame)
-        crash_point(f"maintain:after-view-{view}")
-        report.view_sizes[view] = len(tuples)
-        if view in deltas:
-            report.view_changes[view] = (len(deltas[view].inserted), len(deltas[view].deleted))
-    report.seconds = time.perf_counter() - started
-    _write_metrics(settings, entry.batch_id, runtime, report)
-    crash_point("maintain:after-metrics")
-    _write_state(settings, entry, runtime)
-    crash_point("maintain:after-state")
-    changes = sum(i + d for i, d in report.view_changes.values())
-    crash_point("maintain:before-ledger")
-    ledger.commit(settings, entry, len(batch.inserts) + len(batch.deletes), changes,
-                  tables=VIEWS)
-    crash_point("maintain:after-ledger")
-    return report
-
-
-def _write_state(settings: Settings, entry: ledger.LedgerEntry, runtime: LocalRuntime) -> None:
-    import pyarrow as pa
-
-    row = {
-        "batch_id": entry.batch_id,
-        "partitions": entry.partitions,
-        "mode": entry.mode,
-        "state": runtime.dump_state(),
-    }
-    schema = pa.schema(
-        [("batch_id", pa.int64()), ("partitions", pa.int64()), ("mode", pa.string()),
-         ("state", pa.large_binary())]
-    )
-    replace_batch(settings, ENGINE_STATE, pa.Table.from_pylist([row], schema=schema),
-                  entry.batch_id)
-    from deltalake import DeltaTable
-
-    DeltaTable(settings.table_uri(ENGINE_STATE)).delete(
-        f"batch_id <= {entry.batch_id - KEEP_STATES}")
-
-
-def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[str, float]],
-                  totals: dict[str, float]) -> None:
-    """Replace batch ``batch_id``'s rows of the long-format ``metrics`` table (batch, node,
-    metric, value); node -1 holds the totals. Both runtimes write through here.
-
-    >>> write_metrics(lake, 3, {0: {"messages": 7.0}}, {"wall_seconds": 1.5})
-    >>> from aspen.lake.deltars import read_table
-    >>> read_table(lake, "metrics").sort_values("node").to_dict("records")
-    [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, \
-{'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
-    """
-    import pandas as pd
-
-    rows = [{"batch_id": batch_id, "node": node, "metric": name, "value": float(value)}
-            for node, counters in sorted(per_node.items())
-            for name, value in sorted(counters.items())]
-    rows += [{"batch_id": batch_id, "node": -1, "metric": name, "value": float(value)}
-             for name, value in totals.items()]
-    replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)
-
-
-def _write_metrics(settings: Settings, batch_id: int, runtime: LocalRuntime,
-                   report: MaintainReport) -> None:
-    """The local runtime's counters per node and in total, wall time and updates in."""
-    metrics = runtime.metrics.as_dict()
-    per_node = {node: {k: v for k, v in counters.items() if isinstance(v, int | float)}
-                for node, counters in enumerate(metrics.get("nodes", []))}
-    totals = {k: v for k, v in metrics.get("total", {}).items() if isinstance(v, int | float)}
-    totals["wall_seconds"] = report.seconds
-    totals["updates_in"] = float(report.inserted_vars + report.deleted_vars)
-    write_metrics(settings, batch_id, per_node, totals)
+        meter = PhaseMeter(lambda: 0)
+    return run_batch(settings, runtime, meter, lambda: apply_pending(spark, settings))

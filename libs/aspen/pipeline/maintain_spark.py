@@ -35,29 +35,35 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aspen.catalog import VIEWS
 from aspen.errors import ConfigError, LakeError
+from aspen.lake.committed import committed_versions, read_committed
 from aspen.lake.deltars import (
-    column_maxima,
     partition_columns,
     read_table,
-    row_count,
     table_columns,
     table_exists,
     table_version,
 )
+from aspen.lake.view_log import (
+    CHANGE_DELETE,
+    CHANGE_UPSERT,
+    VIEW_CHANGES,
+    change_schema,
+    compact_views,
+    truncate_log,
+)
 from aspen.pipeline import ledger
+from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
 from aspen.pipeline.faults import crash_point, task_crash_point
-from aspen.pipeline.maintain_local import MaintainReport, write_metrics
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
+    SIZE_STAT,
     RoundConfig,
     host_publish,
     host_round,
@@ -432,43 +438,33 @@ def _view_rows(published: DataFrame, view: str, batch_id: int) -> DataFrame:
         "dropped")
 
 
-def _merge_view(spark: SparkSession, settings: Settings, view: str, rows: DataFrame,
-                rebuild: bool) -> tuple[int, int]:
-    """Apply ``view``'s published changes by key; returns (rows inserted, rows deleted)."""
-    from delta.tables import DeltaTable
-
-    uri = settings.table_uri(view)
-    if rebuild or not table_exists(settings, view):
-        rows.where("NOT dropped").drop("dropped").write.format("delta").mode("overwrite") \
-            .option("overwriteSchema", "true").save(uri)
-        return row_count(settings, view), 0
-    columns = [part.split()[0] for part in view_ddl(view).split(", ")]
-    match = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
-    values = {c: f"s.{c}" for c in (*columns, "provenance", "prov_bytes", "batch_id", "node")}
-    result = (
-        DeltaTable.forPath(spark, uri).alias("t").merge(rows.alias("s"), match)
-        .whenMatchedDelete(condition="s.dropped")
-        .whenMatchedUpdate(set=values)
-        .whenNotMatchedInsert(condition="NOT s.dropped", values=values)
-        .execute()
-        .first()
-    )
-    counts = result.asDict() if result is not None else {}
-    return int(counts.get("num_inserted_rows", 0)), int(counts.get("num_deleted_rows", 0))
-
-
-def _through(spark: SparkSession, settings: Settings) -> int:
-    """The last ingest batch the registry records a birth or a death of: from the Delta log's
-    file statistics (no Spark job, no data read), else by a Spark aggregation."""
+def _change_rows(published: DataFrame, views: Sequence[str], batch_id: int) -> DataFrame:
+    """The published rows of ``views`` as ``view_changes`` rows (one frame, the log's columns)."""
     from pyspark.sql import functions as F
 
-    try:
-        born, died = column_maxima(settings, "variables", ("inserted_batch", "deleted_batch"))
-    except LakeError:  # the statistics do not tell
-        row = spark.read.format("delta").load(settings.table_uri("variables")).agg(
-            F.max("inserted_batch").alias("born"), F.max("deleted_batch").alias("died")).first()
-        born, died = row.born, row.died
-    return max(int(born) if born is not None else -1, int(died) if died is not None else -1)
+    frames = []
+    for view in views:
+        rows = _view_rows(published, view, batch_id)
+        frames.append(rows.select(
+            F.lit(view).alias("view"), "batch_id",
+            F.when(F.col("dropped"), F.lit(CHANGE_DELETE)).otherwise(F.lit(CHANGE_UPSERT))
+            .alias("change"),
+            *[F.col(c) for c in rows.columns if c not in ("batch_id", "dropped", "provenance",
+                                                          "prov_bytes", "node")],
+            F.when(F.col("dropped"), F.lit(None).cast("binary")).otherwise(F.col("provenance"))
+            .alias("provenance"),
+            F.when(F.col("dropped"), F.lit(0).cast("long")).otherwise(F.col("prov_bytes"))
+            .alias("prov_bytes"), "node"))
+    union = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+    return union.select(*[
+        F.col(f.name).cast(_SPARK_TYPES[str(f.type)]).alias(f.name) if f.name in union.columns
+        else F.lit(None).cast(_SPARK_TYPES[str(f.type)]).alias(f.name)
+        for f in change_schema()])
+
+
+#: Arrow type → Spark SQL type, for the change log's columns.
+_SPARK_TYPES = {"string": "string", "int64": "bigint", "int32": "int", "double": "double",
+                "binary": "binary", "list<item: string>": "array<string>"}
 
 
 def maintain_spark(
@@ -494,6 +490,8 @@ def maintain_spark(
     >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
     MaintainReport(batch_id=1, ...)
     """
+    from aspen.lake.apply import apply_pending
+
     partitions = partitions or settings.partitions
     if hosts is not None and hosts < 1:
         raise ConfigError(f"--hosts must be at least 1, got {hosts}")
@@ -505,9 +503,11 @@ def maintain_spark(
     checkpoint_level(spark)  # a storage level that is not one fails here, before any work
     request = _Request(partitions, mode or settings.mode, tuple(views), compact_over, hosts,
                        resident)
+    runtime = SparkBatch(spark, request)
     # a shuffle partition, so a task, per query node
     with temporary_conf(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
-        return _maintain(settings, spark, request)
+        return run_batch(settings, runtime, PhaseMeter.for_spark(spark),
+                         lambda: apply_pending(spark, settings))
 
 
 def default_hosts(spark: SparkSession, partitions: int) -> int:
@@ -538,82 +538,182 @@ class _Request:
 
 @dataclass
 class _Batch:
-    """What the read phase of one batch found: the ledger entry it will commit, whether the
-    node states are rebuilt from scratch, the round configuration, the first round's mail
-    (``facts`` checkpointed, ``kills``), the committed state rows and the nodes that start."""
+    """What the read phase of one batch found: whether the node states are rebuilt from
+    scratch, the round configuration, the first round's mail (``facts`` checkpointed,
+    ``kills``), the committed state rows and the nodes that start."""
 
-    entry: ledger.LedgerEntry
     rebuild: bool
     config: RoundConfig
     facts: DataFrame
     kills: DataFrame
     states: DataFrame
     first_active: set[int]
-    report: MaintainReport
 
 
-def _maintain(settings: Settings, spark: SparkSession, request: _Request) -> MaintainReport:
-    from aspen.lake.apply import apply_pending
+@dataclass
+class _Publish:
+    """What the publish of one batch gave: its rows (checkpointed), per view the rows upserted
+    and dropped, how many rows each view grew by, and the nodes compacted."""
 
-    started = time.perf_counter()
-    stats = SparkBatchStats(hosts=request.hosts)
-    meter = PhaseMeter.for_spark(spark)
+    rows: DataFrame
+    counts: dict[str, tuple[int, int]]
+    grown: dict[str, int]
+    compacted: set[int]
 
-    with meter.phase("apply"):
-        apply_pending(spark, settings)
-        last = ledger.last_committed(settings)
-        ledger.restore_uncommitted(settings, last)
-        crash_point("maintain:after-apply")
-        if not table_exists(settings, "variables"):
-            raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
 
-    with meter.phase("read"):
-        batch = _read_batch(spark, settings, last, request, stats)
-    if batch is None:
-        return MaintainReport(last.batch_id, last.through_ingest_batch, nothing_to_do=True)
+class SparkBatch:
+    """The Spark runtime as :func:`~aspen.pipeline.batch.run_batch` runs it: one batch of one
+    application (its host processes keep the nodes warm between batches)."""
 
-    state_rows = _StateRows(batch.states)
-    with meter.phase("rounds"):
-        ran = _run_rounds(spark, state_rows, batch.facts.unionByName(batch.kills),
-                          batch.first_active, batch.config, stats) if batch.first_active else set()
+    name = RUNTIME
+    state_tables: tuple[str, ...] = (NODE_STATE,)
 
-    with meter.phase("publish"):
-        published, marks, compacted = _publish(spark, state_rows, ran, batch.config, stats)
+    def __init__(self, spark: SparkSession, request: _Request) -> None:
+        self.spark = spark
+        self.request = request
+        self.partitions = request.partitions
+        self.mode = request.mode
+        self.views = request.views
+        self.stats = SparkBatchStats(hosts=request.hosts)
+        self._batch: _Batch | None = None
+        self._publish: _Publish | None = None
+        self._ran: set[int] = set()
+        self._sizes: dict[str, int] = {}
+        self._last: ledger.LedgerEntry | None = None
+        self._settings = Settings()
+
+    def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
+             report: MaintainReport) -> bool:
+        """The registry's changes since ``last`` as the first round's mail, and the committed
+        node states."""
+        self._last, self._settings = last, settings
+        self._batch = _read_batch(self.spark, settings, last, through, self.request, self.stats,
+                                  report)
+        return self._batch is not None
+
+    def _require(self) -> _Batch:
+        if self._batch is None:
+            raise LakeError("no batch read")
+        return self._batch
+
+    def rebuilds(self) -> bool:
+        """Whether the node states are built from nothing."""
+        return self._require().rebuild
+
+    def run(self) -> None:
+        """Rounds to quiescence and the flush."""
+        batch = self._require()
+        self._state_rows = _StateRows(batch.states)
+        self._ran = _run_rounds(self.spark, self._state_rows,
+                                batch.facts.unionByName(batch.kills), batch.first_active,
+                                batch.config, self.stats) if batch.first_active else set()
+
+    def publish(self, entry: ledger.LedgerEntry) -> None:
+        """The nodes that ran list their views' changes, a task per host."""
+        batch = self._require()
+        self._publish = _publish_nodes(self.spark, self._state_rows, self._ran, batch.config,
+                                       self.stats)
         _release(batch.facts)
 
-    report = batch.report
-    with meter.phase("write"):
-        _write_tables(spark, settings, batch, request.views, published, ran, marks, compacted)
-        _release(published)
-        for view in request.views:
-            report.view_sizes[view] = row_count(settings, view)
-    report.seconds = time.perf_counter() - started
-    _write_metrics(settings, batch.entry.batch_id, stats, meter, report,
-                   _provenance_totals(settings))
-    crash_point("maintain:before-ledger")
-    changes = sum(i + d for i, d in report.view_changes.values())
-    ledger.commit(settings, batch.entry, report.inserted_vars + report.deleted_vars, changes,
-                  tables=(*request.views, NODE_STATE))
-    crash_point("maintain:after-ledger")
-    return report
+    def view_rows(self) -> int:
+        """Rows over the views after the batch (the committed sizes plus what they grew by)."""
+        return sum(self._view_sizes().values())
+
+    def _view_sizes(self) -> dict[str, int]:
+        if not self._sizes:
+            assert self._publish is not None and self._last is not None
+            before = {} if self.rebuilds() else self._committed_sizes()
+            self._sizes = {view: int(before.get(view, 0)) + self._publish.grown.get(view, 0)
+                           for view in self.views}
+        return self._sizes
+
+    def _committed_sizes(self) -> dict[str, int]:
+        """The views' sizes the last batch recorded in ``metrics`` (``rows:VIEW``), else
+        counted from the lake."""
+        assert self._last is not None
+        settings = self._settings
+        found: dict[str, int] = {}
+        if table_exists(settings, "metrics"):
+            import pyarrow.dataset as ds
+            from deltalake import DeltaTable
+
+            rows = DeltaTable(settings.table_uri("metrics")).to_pyarrow_dataset().to_table(
+                filter=(ds.field("batch_id") == self._last.batch_id) & (ds.field("node") == -1))
+            for name, value in zip(rows.column("metric").to_pylist(),
+                                   rows.column("value").to_pylist(), strict=True):
+                if name.startswith(SIZE_STAT):
+                    found[name[len(SIZE_STAT):]] = int(value)
+        if set(self.views) <= set(found):
+            return found
+        versions = committed_versions(settings)
+        return {view: len(read_committed(settings, view, ["batch_id"], versions))
+                if view in versions else 0 for view in self.views}
+
+    def write_views(self, settings: Settings, entry: ledger.LedgerEntry, compact: bool,
+                    report: MaintainReport) -> None:
+        """The published rows appended to the change log (one Spark job), or, on a rebuild,
+        every view's snapshot; a compaction after the append folds the log into snapshots."""
+        assert self._publish is not None
+        published = self._publish
+        if self.rebuilds():
+            for view in self.views:
+                _view_rows(published.rows, view, entry.batch_id).where("NOT dropped") \
+                    .drop("dropped").write.format("delta").mode("overwrite") \
+                    .option("overwriteSchema", "true").save(settings.table_uri(view))
+                crash_point(f"maintain:after-view-{view}")
+            truncate_log(settings)
+        else:
+            changed = [view for view in self.views if view in published.counts]
+            if changed:
+                if not table_exists(settings, VIEW_CHANGES):
+                    truncate_log(settings)  # created empty, with the log's schema
+                _change_rows(published.rows, changed, entry.batch_id).write.format("delta") \
+                    .mode("append").save(settings.table_uri(VIEW_CHANGES))
+            crash_point("maintain:after-view-changes")
+            if compact:
+                compact_views(settings, self.views)
+        report.view_sizes.update(self._view_sizes())
+        report.view_changes.update(published.counts)
+
+    def write_state(self, settings: Settings, entry: ledger.LedgerEntry) -> None:
+        """The journals of the nodes that ran (and the bases of those compacted)."""
+        assert self._publish is not None
+        _write_states(settings, self._publish.rows, self._ran, self._publish.compacted,
+                      entry.batch_id, self.rebuilds())
+
+    def write_metrics(self, settings: Settings, entry: ledger.LedgerEntry,
+                      report: MaintainReport, meter: PhaseMeter) -> None:
+        """Per-node counters of the rounds, the batch's totals and the views' sizes."""
+        _write_metrics(settings, entry.batch_id, self.stats, meter, report,
+                       _provenance_totals(settings))
+
+    def committed(self, entry: ledger.LedgerEntry) -> None:
+        """Release the publish's checkpoint (the host processes keep the nodes)."""
+        self.discard()
+
+    def discard(self) -> None:
+        """Release what the batch checkpointed."""
+        if self._publish is not None:
+            _release(self._publish.rows)
+            self._publish = None
 
 
 def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntry,
-                request: _Request, stats: SparkBatchStats) -> _Batch | None:
+                through: int, request: _Request, stats: SparkBatchStats,
+                report: MaintainReport) -> _Batch | None:
     """The next batch after ``last``: the updates registered since, as the first round's mail,
     and the committed node states; ``None`` when nothing was registered since. Rebuilds from
     scratch (every update, no states) when the last batch ran with another runtime, partition
-    count or mode, or ``node_state`` has an older layout. Counts the kill notices in ``stats``."""
+    count or mode, or ``node_state`` has an older layout. Counts the kill notices in ``stats``
+    and the instances in ``report``."""
     from aspen.engine.plan import PlanChoices
 
     partitions, mode = request.partitions, request.mode
-    through = _through(spark, settings)
     rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
         or not _state_is_current(settings)
     if not rebuild and through <= last.through_ingest_batch:
         return None
     after = -1 if rebuild else last.through_ingest_batch
-    entry = ledger.LedgerEntry(last.batch_id + 1, through, RUNTIME, partitions, mode)
     state_version = None if rebuild else table_version(settings, NODE_STATE)
     config = RoundConfig(partitions, request.views, PlanChoices(mode=mode),
                          state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
@@ -625,7 +725,7 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
     facts = checkpointed(facts, spark)
     fact_nodes = {r.node: r["count"] for r in facts.groupBy("node").count().collect()}
     killed = kills.where("node = 0").count()
-    report = MaintainReport(entry.batch_id, through, int(sum(fact_nodes.values())), int(killed))
+    report.inserted_vars, report.deleted_vars = int(sum(fact_nodes.values())), int(killed)
     states = _empty(spark) if state_version is None else \
         _read_states(spark, settings, state_version)
     first_active = set(fact_nodes) | (set(range(partitions)) if killed else set())
@@ -633,43 +733,14 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
     stats.kill_rows = int(killed) * partitions
     stats.rows_shipped += stats.kill_rows
     stats.rows_shuffled += stats.kill_rows
-    return _Batch(entry, rebuild, config, facts, kills, states, first_active, report)
+    return _Batch(rebuild, config, facts, kills, states, first_active)
 
 
-def _write_tables(spark: SparkSession, settings: Settings, batch: _Batch, views: tuple[str, ...],
-                  published: DataFrame, ran: set[int], marks: set[str],
-                  compacted: set[int]) -> None:
-    """Write the batch's tables concurrently: the journals (and compacted bases) of the nodes
-    that ran into ``node_state``, and each view with changes (``marks``) MERGEd with its
-    published rows; records each view's (inserted, deleted) in the batch's report."""
-    entry, rebuild = batch.entry, batch.rebuild
-    changed_views = [v for v in views if v in marks or rebuild or not table_exists(settings, v)]
-
-    def write_state() -> None:
-        _write_states(settings, published, ran, compacted, entry.batch_id, rebuild)
-        crash_point("maintain:after-state")
-
-    def write_view(view: str) -> tuple[int, int]:
-        rows = _view_rows(published, view, entry.batch_id)
-        changes = _merge_view(spark, settings, view, rows, rebuild)
-        crash_point(f"maintain:after-view-{view}")
-        return changes
-
-    # one table each, node_state among them: the MERGEs run as concurrent Spark jobs (their
-    # cost is mostly latency); until the ledger row, a crash leaves any of them to be restored
-    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        state_written = pool.submit(write_state)
-        futures = {view: pool.submit(write_view, view) for view in changed_views}
-        state_written.result()
-        for view, future in futures.items():
-            batch.report.view_changes[view] = future.result()
-
-
-def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config: RoundConfig,
-             stats: SparkBatchStats) -> tuple[DataFrame, set[str], set[int]]:
-    """Publish the nodes that ran, a task per host (checkpointed); returns the published rows,
-    the views with changes and the nodes whose state was compacted (their bases are written).
-    Records the nodes' publish counters in ``stats``."""
+def _publish_nodes(spark: SparkSession, state_rows: _StateRows, ran: set[int],
+                   config: RoundConfig, stats: SparkBatchStats) -> _Publish:
+    """Publish the nodes that ran, a task per host (checkpointed): the published rows, per view
+    the rows upserted and dropped and how much it grew, and the nodes whose state was compacted
+    (their bases are written). Records the nodes' publish counters in ``stats``."""
     hosts = config.hosts or config.partitions
 
     def publish(rows: pd.DataFrame) -> pd.DataFrame:
@@ -684,23 +755,28 @@ def _publish(spark: SparkSession, state_rows: _StateRows, ran: set[int], config:
             publish, ROUND_DDL)
         published = checkpointed(published, spark)  # run now, under the round conf
     state_rows.release()
-    marks: set[str] = set()
+    counts: dict[str, list[int]] = {}
+    grown: dict[str, int] = defaultdict(int)
     compacted: set[int] = set()
     for row in published.where("kind IN ('view', 'drop', 'stat') OR (kind = 'state' AND "
-                               "payload IS NOT NULL)").select(
-            "kind", "node", "name", "value").distinct().collect():
-        if row.kind == "stat":
+                               "payload IS NOT NULL)").groupBy(
+            "kind", "node", "name", "value").count().collect():
+        if row.kind == "stat" and row.name.startswith(SIZE_STAT):
+            grown[row.name[len(SIZE_STAT):]] += int(row.value)
+        elif row.kind == "stat":
             stats.node[row.node][row.name] = row.value
         elif row.kind == "state":
             compacted.add(row.node)  # its base bytes were made this batch: they are written
         else:
-            marks.add(row.name)
-    return published, marks, compacted
+            pair = counts.setdefault(row.name, [0, 0])
+            pair[0 if row.kind == "view" else 1] += int(row["count"])
+    return _Publish(published, {v: (c[0], c[1]) for v, c in counts.items()}, dict(grown),
+                    compacted)
 
 
 def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats, meter: PhaseMeter,
                    report: MaintainReport, provenance: dict[str, float]) -> None:
-    """Per-node counters of the rounds; totals of the batch (node -1)."""
+    """Per-node counters of the rounds; totals of the batch (node -1), the views' sizes."""
     totals = {
         "rounds": stats.rounds,
         "node_rounds": stats.node_rounds,
@@ -719,5 +795,6 @@ def _write_metrics(settings: Settings, batch_id: int, stats: SparkBatchStats, me
         **provenance,
         **{f"{phase}_seconds": seconds for phase, seconds in meter.seconds.items()},
         **{f"{phase}_spark_jobs": count for phase, count in meter.jobs.items()},
+        **{f"{SIZE_STAT}{view}": rows for view, rows in report.view_sizes.items()},
     }
     write_metrics(settings, batch_id, {n: dict(c) for n, c in stats.node.items()}, totals)

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "RoundConfig", "host_publish", "host_round",
+__all__ = ["ROUND_COLUMNS", "ROUND_DDL", "SIZE_STAT", "RoundConfig", "host_publish", "host_round",
            "in_host_process", "node_publish",
            "read_stored_state", "route_facts"]
 
@@ -79,6 +79,8 @@ ROUND_DDL = (
     "pending BOOLEAN, changed BOOLEAN, value DOUBLE, journal BINARY, digest BINARY"
 )
 ROUND_COLUMNS = tuple(part.split()[0] for part in ROUND_DDL.split(", "))
+#: Prefix of a publish's ``stat`` row: how many rows a node's share of a view grew by.
+SIZE_STAT = "rows:"
 #: Nodes restored by this Python worker (content-addressed: a hit skips decoding a state).
 _CACHE = NodeCache()
 
@@ -302,6 +304,8 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
            _row(me, "stat", name="prov_bytes", value=float(published.prov_bytes)),
            _row(me, "stat", name="publish_dumps", value=float(published.dumped)),
            _row(me, "stat", name="publish_restores", value=float(published.restored))]
+    out += [_row(me, "stat", name=f"{SIZE_STAT}{view}", value=float(grown))
+            for view, grown in published.size_changes.items()]
     for view, (upserts, deletes) in published.changes.items():
         out += [_row(me, "view", name=view, payload=_json_row(view, values), prov=data)
                 for values, data in upserts]

@@ -60,7 +60,18 @@ def table_versions(settings: Settings, tables: tuple[str, ...]) -> dict[str, int
 
 def read_relation(spark: SparkSession, settings: Settings, table: str, version: int
                   ) -> DataFrame:
-    """Table ``table`` as of Delta ``version``."""
+    """Table ``table`` as of Delta ``version``; a view as of the last committed batch (its
+    snapshot and change log, :mod:`aspen.lake.view_log`), whatever ``version`` says."""
+    from aspen.catalog import VIEWS
+
+    if table in VIEWS:
+        from aspen.lake.committed import committed_versions
+        from aspen.lake.view_log import VIEW_CHANGES, read_view_spark
+
+        versions = committed_versions(settings)
+        if table in versions:
+            return read_view_spark(spark, settings, table, versions[table],
+                                   versions.get(VIEW_CHANGES))
     return (spark.read.format("delta").option("versionAsOf", int(version))
             .load(settings.table_uri(table)))
 

@@ -188,12 +188,14 @@ class LocalRuntime:
     def mode(self) -> str:
         return self.choices.mode
 
-    def apply(self, batch: Batch) -> dict[str, ViewDelta]:
-        """Apply one batch (deletions first, then insertions) and run to quiescence."""
+    def apply(self, batch: Batch, deltas: bool = True) -> dict[str, ViewDelta]:
+        """Apply one batch (deletions first, then insertions) and run to quiescence; returns
+        each view's tuples inserted and deleted (none without ``deltas``: a caller that diffs
+        the views itself saves reading them twice)."""
         start = time.perf_counter()
         self._check(batch)
-        tracked = {v: self._tracked_stores(v) for v in self.views}
-        before = {v: set(self._read(v)) for v in self.views if not tracked[v]}
+        tracked = {v: self._tracked_stores(v) for v in self.views} if deltas else {}
+        before = {v: set(self._read(v)) for v in tracked if not tracked[v]}
         for stores in tracked.values():
             for store in stores:
                 store.track_membership()
@@ -205,14 +207,14 @@ class LocalRuntime:
         self._quiesce()
         self.metrics.batches += 1
         self.metrics.wall_s += time.perf_counter() - start
-        deltas: dict[str, ViewDelta] = {}
-        for v in self.views:
+        out: dict[str, ViewDelta] = {}
+        for v in tracked:
             if tracked[v]:
-                deltas[v] = _membership_delta(tracked[v])
+                out[v] = _membership_delta(tracked[v])
             else:
                 after = set(self._read(v))
-                deltas[v] = ViewDelta(after - before[v], before[v] - after)
-        return deltas
+                out[v] = ViewDelta(after - before[v], before[v] - after)
+        return out
 
     def _tracked_stores(self, view: str) -> list[ProvenanceStore]:
         """The stores whose keys are the view's tuples (one per node), when the view is read
@@ -252,6 +254,19 @@ class LocalRuntime:
                 f"view {name!r} is not maintained by this runtime (views: {', '.join(self.views)})"
             )
         return self._read(name)
+
+    def view_by_node(self, name: str) -> tuple[dict[tuple, Formula | None], dict[tuple, int]]:
+        """:meth:`view` and :meth:`view_placement` in one read of the nodes."""
+        if name not in self._outputs:
+            self.view(name)  # raises: not a view, or not one this runtime maintains
+        formulas: dict[tuple, Formula | None] = {}
+        placement: dict[tuple, int] = {}
+        for index in range(self.partitions):
+            for key, formula in self._read(name, nodes=(index,)).items():
+                placement[key] = index
+                old = formulas.get(key)
+                formulas[key] = formula if old is None or formula is None else old | formula
+        return formulas, placement
 
     def view_placement(self, name: str) -> dict[tuple, int]:
         """Which node holds each tuple of view ``name``."""

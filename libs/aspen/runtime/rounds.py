@@ -529,6 +529,8 @@ class Published:
     prov_bytes: int                           # their provenance bytes
     dumped: bool = False                      # the journal was compacted into new bytes
     restored: bool = False                    # the node was not in the cache: decoded or new
+    #: view → rows the node holds now minus rows it held when it last published
+    size_changes: dict[str, int] = field(default_factory=dict)
 
 
 def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
@@ -563,7 +565,9 @@ def publish_node(
         cache = NodeCache()  # a throwaway: the node is decoded
     node, how = cache.restore(me, state, backend, journal)
     started = time.perf_counter()
+    held = {view: len(node.published.get(view, {})) for view in node.views}
     changed = publish_changes(node)
+    grown = {view: len(node.published.get(view, {})) - held[view] for view in changed}
     if changed:
         journal = (*journal, RoundInput(publish=True, seconds=time.perf_counter() - started))
     dumped = bool(journal) and needs_compaction(state, journal, compact_over)
@@ -577,7 +581,7 @@ def publish_node(
         node.index_provenance(incremental=True)
     cache.put(node.me, state, node, len(journal))
     return Published(state, tuple(journal), changed, *node.published_totals(), dumped,
-                     how != "hit")
+                     how != "hit", grown)
 
 
 @dataclass

@@ -10,7 +10,7 @@ import pytest
 import aspen.queries.runner
 from aspen.cli import maintain
 from aspen.errors import LakeError
-from aspen.pipeline.maintain_local import MaintainReport
+from aspen.pipeline.batch import MaintainReport
 from aspen.settings import Settings
 
 

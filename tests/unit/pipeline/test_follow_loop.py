@@ -11,8 +11,8 @@ import pytest
 
 from aspen.errors import ConfigError
 from aspen.lake.deltars import write_table
+from aspen.pipeline.batch import MaintainReport
 from aspen.pipeline.follow import Chore, follow, lake_chores, log_versions
-from aspen.pipeline.maintain_local import MaintainReport
 
 
 def _land(lake, table: str = "ingest_files") -> None:

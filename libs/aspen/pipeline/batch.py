@@ -1,0 +1,234 @@
+"""One maintained batch, written once for both runtimes.
+
+:func:`run_batch` is the skeleton every ``aspen maintain`` batch follows, whichever runtime runs
+the operators (:class:`BatchRuntime`: the in-process one of :mod:`aspen.pipeline.maintain_local`,
+the Spark one of :mod:`aspen.pipeline.maintain_spark`):
+
+1. **apply** the logged updates to the base tables and the registry (:mod:`aspen.lake.apply`),
+   and restore any table a failed run wrote past the last committed batch
+   (:func:`~aspen.pipeline.ledger.restore_uncommitted`);
+2. **read** what changed since the committed batch (the runtime turns the registry's births and
+   deaths into its first round's input; None: nothing to do);
+3. **run** the operators to quiescence, MinShip buffers flushed (decision 5);
+4. **publish** the view changes — every row added, whose provenance changed, or dropped — and
+   write them as one append to ``view_changes``, or, when the batch compacts (a rebuild, or a
+   log past :func:`~aspen.lake.view_log.should_compact`'s bound), every view's snapshot and an
+   emptied log (:mod:`aspen.lake.view_log`);
+5. **write** the runtime's state and the batch's metrics;
+6. **commit**: the ledger row, last, recording every table version the batch wrote.
+
+A crash anywhere before step 6 leaves the ledger at the previous batch; the rerun restores the
+tables written since and recomputes the batch from the committed state. A runtime may keep its
+state in memory between batches (a warm follower): :meth:`BatchRuntime.committed` says the batch
+committed, :meth:`BatchRuntime.discard` that it did not, so what it holds is never ahead of the
+ledger.
+
+>>> MaintainReport(3, 7, nothing_to_do=True).lines()
+['nothing new since batch 3 (ingest batch 7)']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aspen.catalog import VIEWS
+from aspen.errors import ConfigError, LakeError
+from aspen.lake.deltars import column_maxima, read_table, replace_batch, table_exists
+from aspen.lake.view_log import VIEW_CHANGES, log_size, should_compact, truncate_log
+from aspen.pipeline import ledger
+from aspen.pipeline.faults import crash_point
+from aspen.settings import Settings
+
+if TYPE_CHECKING:
+    from aspen.spark.phase_meter import PhaseMeter
+
+__all__ = ["BatchRuntime", "MaintainReport", "registry_through", "run_batch", "write_metrics"]
+
+METRICS = "metrics"
+
+
+@dataclass
+class MaintainReport:
+    """What one ``maintain`` run did."""
+
+    batch_id: int
+    through_ingest_batch: int
+    inserted_vars: int = 0
+    deleted_vars: int = 0
+    view_changes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    view_sizes: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    nothing_to_do: bool = False
+    #: Whether the batch rewrote the view snapshots (and emptied the change log).
+    compacted: bool = False
+    #: Lines about what ran after the batch (the continuous queries), printed after its own.
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Human-readable summary lines."""
+        if self.nothing_to_do:
+            return [f"nothing new since batch {self.batch_id} "
+                    f"(ingest batch {self.through_ingest_batch})"]
+        out = [
+            f"batch {self.batch_id}: through ingest batch {self.through_ingest_batch}, "
+            f"{self.inserted_vars} instances inserted, {self.deleted_vars} deleted, "
+            f"{self.seconds:.2f} s"
+        ]
+        for view in VIEWS:
+            if view in self.view_sizes:
+                ins, dels = self.view_changes.get(view, (0, 0))
+                out.append(f"  {view:<24} {self.view_sizes[view]:>7} rows  (+{ins} −{dels})")
+        return out + self.notes
+
+
+class BatchRuntime(Protocol):
+    """What :func:`run_batch` needs of a runtime. One object serves one lake and may be reused
+    for its next batch (warm)."""
+
+    #: The ledger's name of the runtime (``local``, ``spark``).
+    name: str
+    partitions: int
+    mode: str
+    #: The views it maintains.
+    views: tuple[str, ...]
+    #: Tables holding its state that the ledger governs (restored after a failed run).
+    state_tables: tuple[str, ...]
+
+    def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
+             report: MaintainReport) -> bool:
+        """Prepare the batch after ``last`` through ingest batch ``through`` (counting the
+        instances in ``report``); False when there is nothing to do."""
+
+    def rebuilds(self) -> bool:
+        """Whether the prepared batch rebuilds every view from scratch (then it compacts)."""
+
+    def run(self) -> None:
+        """Run the prepared batch to quiescence, MinShip buffers flushed."""
+
+    def publish(self, entry: ledger.LedgerEntry) -> None:
+        """List the views' changes since the committed batch (what :meth:`write_views`
+        appends to the log), provenance encoded."""
+
+    def view_rows(self) -> int:
+        """How many rows the views hold after :meth:`run` (for the compaction bound)."""
+
+    def write_views(self, settings: Settings, entry: ledger.LedgerEntry, compact: bool,
+                    report: MaintainReport) -> None:
+        """Publish the views: their changes appended to the log, or (``compact``) their
+        snapshots and an emptied log; view sizes and changes into ``report``."""
+
+    def write_state(self, settings: Settings, entry: ledger.LedgerEntry) -> None:
+        """Write the runtime's state as of ``entry``."""
+
+    def write_metrics(self, settings: Settings, entry: ledger.LedgerEntry,
+                      report: MaintainReport, meter: PhaseMeter) -> None:
+        """Write the batch's metrics rows (:func:`write_metrics`)."""
+
+    def committed(self, entry: ledger.LedgerEntry) -> None:
+        """The batch committed: what the runtime holds is the lake's state as of ``entry``."""
+
+    def discard(self) -> None:
+        """The batch failed: forget anything held past the committed batch."""
+
+
+def registry_through(settings: Settings) -> int:
+    """The last ingest batch the registry records a birth or a death of (-1: none), from the
+    Delta log's file statistics, else by reading the two columns.
+
+    >>> registry_through(Settings(lake="/nonexistent/lake"))
+    -1
+    """
+    if not table_exists(settings, "variables"):
+        return -1
+    try:
+        born, died = column_maxima(settings, "variables", ("inserted_batch", "deleted_batch"))
+    except LakeError:  # the statistics do not tell
+        frame = read_table(settings, "variables", columns=["inserted_batch", "deleted_batch"])
+        born, died = frame["inserted_batch"].max(), frame["deleted_batch"].max()
+    values = [int(v) for v in (born, died) if v is not None and v == v]
+    return max(values, default=-1)
+
+
+def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
+              apply: Callable[[], Any]) -> MaintainReport:
+    """One maintained batch of ``runtime`` (see the module docstring); ``apply`` applies the
+    logged updates (step 1), ``meter`` measures the phases."""
+    started = time.perf_counter()
+    with meter.phase("apply"):
+        apply()
+        last = ledger.last_committed(settings)
+        ledger.restore_uncommitted(settings, last)
+        crash_point("maintain:after-apply")
+        if not table_exists(settings, "variables"):
+            raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
+        through = registry_through(settings)
+
+    entry = ledger.LedgerEntry(last.batch_id + 1, through, runtime.name, runtime.partitions,
+                               runtime.mode)
+    report = MaintainReport(entry.batch_id, through)
+    try:
+        with meter.phase("read"):
+            if not runtime.read(settings, last, through, report):
+                runtime.committed(last)  # nothing ran: what it holds is still the committed state
+                return MaintainReport(last.batch_id, last.through_ingest_batch,
+                                      nothing_to_do=True)
+        with meter.phase("rounds"):
+            runtime.run()
+        with meter.phase("publish"):
+            runtime.publish(entry)
+        with meter.phase("write"):
+            _drop_uncommitted_log(settings, last)
+            files, rows = log_size(settings)
+            compact = runtime.rebuilds() or should_compact(files, rows, runtime.view_rows())
+            runtime.write_views(settings, entry, compact, report)
+            report.compacted = compact
+            runtime.write_state(settings, entry)
+            crash_point("maintain:after-state")
+        report.seconds = time.perf_counter() - started
+        runtime.write_metrics(settings, entry, report, meter)
+        crash_point("maintain:after-metrics")
+        changes = sum(i + d for i, d in report.view_changes.values())
+        crash_point("maintain:before-ledger")
+        entry = ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars,
+                              changes, tables=(*runtime.views, VIEW_CHANGES, *runtime.state_tables))
+    except BaseException:
+        runtime.discard()
+        raise
+    runtime.committed(entry)
+    crash_point("maintain:after-ledger")
+    return report
+
+
+def _drop_uncommitted_log(settings: Settings, last: ledger.LedgerEntry) -> None:
+    """Empty a change log no committed batch recorded (a failed first batch wrote it, so
+    :func:`~aspen.pipeline.ledger.restore_uncommitted` cannot restore it): its rows must not
+    mix with the rerun's."""
+    from aspen.lake.committed import committed_versions
+
+    if table_exists(settings, VIEW_CHANGES) and \
+            VIEW_CHANGES not in (last.table_versions or committed_versions(settings)):
+        truncate_log(settings)
+
+
+def write_metrics(settings: Settings, batch_id: int, per_node: dict[int, dict[str, float]],
+                  totals: dict[str, float]) -> None:
+    """Replace batch ``batch_id``'s rows of the long-format ``metrics`` table (batch, node,
+    metric, value); node -1 holds the totals. Both runtimes write through here.
+
+    >>> write_metrics(lake, 3, {0: {"messages": 7.0}}, {"wall_seconds": 1.5})
+    >>> from aspen.lake.deltars import read_table
+    >>> read_table(lake, "metrics").sort_values("node").to_dict("records")
+    [{'batch_id': 3, 'node': -1, 'metric': 'wall_seconds', 'value': 1.5}, \
+{'batch_id': 3, 'node': 0, 'metric': 'messages', 'value': 7.0}]
+    """
+    import pandas as pd
+
+    rows = [{"batch_id": batch_id, "node": node, "metric": name, "value": float(value)}
+            for node, counters in sorted(per_node.items())
+            for name, value in sorted(counters.items())]
+    rows += [{"batch_id": batch_id, "node": -1, "metric": name, "value": float(value)}
+             for name, value in totals.items()]
+    replace_batch(settings, METRICS, pd.DataFrame(rows), batch_id)
