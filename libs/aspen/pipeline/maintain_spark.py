@@ -71,7 +71,7 @@ from aspen.pipeline.spark_rounds import (
     route_facts,
 )
 from aspen.pipeline.view_tables import view_ddl
-from aspen.runtime.rounds import host_of
+from aspen.runtime.rounds import host_of, rounds_to_quiescence
 from aspen.settings import Settings
 from aspen.spark.checkpoint import checkpoint_level, checkpointed, checkpointed_rdd
 from aspen.spark.phase_meter import PhaseMeter
@@ -310,12 +310,15 @@ def _run_rounds(spark: SparkSession, rows: _StateRows, mail: DataFrame, first_ac
 def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame,
                           first_active: set[int], config: RoundConfig,
                           stats: SparkBatchStats) -> set[int]:
-    active, pending, ran = set(first_active), set(), set()
-    flushing = False
-    while True:
-        round_config = dataclasses.replace(config, flush=flushing)
-        nodes = active | (pending if flushing else set())
-        out = _round(spark, rows.of(_host_nodes(nodes, config)), mail, round_config)
+    """:func:`~aspen.runtime.rounds.rounds_to_quiescence` with a round a Spark job: returns the
+    nodes that ran."""
+    pending: set[int] = set()
+    ran: set[int] = set()
+
+    def one_round(nodes: set[int], flushing: bool) -> set[int]:
+        nonlocal mail
+        out = _round(spark, rows.of(_host_nodes(nodes, config)), mail,
+                     dataclasses.replace(config, flush=flushing))
         control = _control(out)
         stats.rounds += 1
         rows.ran(stats.rounds, out, {row.node for row in control if row.kind == "state"})
@@ -349,11 +352,10 @@ def _rounds_to_quiescence(spark: SparkSession, rows: _StateRows, mail: DataFrame
                 stats.node[row.node][row.name] += row.value
         stats.subrounds += int(subrounds)
         mail = out.where("kind = 'msg'")
-        if active:  # once flushing, every round flushes: the flush phase ships one hop a round
-            continue
-        if flushing or not pending:
-            return ran
-        flushing = True
+        return active
+
+    rounds_to_quiescence(first_active, pending, one_round)
+    return ran
 
 
 def _state_partitions(ran: set[int], compacted: set[int]) -> str:

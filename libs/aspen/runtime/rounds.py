@@ -70,8 +70,8 @@ from aspen.runtime.node import NodeRuntime, OutboxEntry, decode_messages, encode
 __all__ = ["SHARED_CACHE_SLOTS", "HostRound", "Mail", "NodeCache", "NodeStep", "Published",
            "PublishedChanges", "RoundInput", "RoundRuntime", "State", "StoredState",
            "decode_journal", "encode_journal", "host_of", "mail_in_order", "needs_compaction",
-           "publish_changes", "publish_node", "run_host", "state_bytes", "state_digest",
-           "state_size", "step_node"]
+           "publish_changes", "publish_node", "rounds_to_quiescence", "run_host", "state_bytes",
+           "state_digest", "state_size", "step_node"]
 
 #: A journal is compacted (the node dumped) once its inputs' bytes exceed this share of the
 #: state bytes, or :data:`JOURNAL_MIN_BYTES`, whichever is larger (the journal rides every round
@@ -437,6 +437,30 @@ class HostRound:
     subrounds: int = 0
 
 
+def rounds_to_quiescence(first: set[int], pending: set[int],
+                         run_round: Callable[[set[int], bool], set[int]]) -> int:
+    """The round protocol's schedule, for every runtime that runs it: rounds over the nodes
+    that have mail (``first``: those of the batch's facts and kills) until a round sends
+    nothing, then flush rounds — the nodes with mail and those with buffered MinShip entries
+    (``pending``, which ``run_round`` keeps up to date) — until a flush round sends nothing.
+    ``run_round(nodes, flushing)`` runs one round and returns the nodes it sent mail to; the
+    rounds run are returned.
+
+    >>> mail = {frozenset({0}): {1}, frozenset({1}): set()}
+    >>> rounds_to_quiescence({0}, set(), lambda nodes, flushing: mail[frozenset(nodes)])
+    2
+    """
+    active, flushing, rounds = set(first), False, 0
+    while True:
+        active = run_round(active | (pending if flushing else set()), flushing)
+        rounds += 1
+        if active:  # once flushing, every round flushes: the flush phase ships one hop a round
+            continue
+        if flushing or not pending:
+            return rounds
+        flushing = True
+
+
 def run_host(
     host: int,
     hosts: int,
@@ -635,11 +659,11 @@ class RoundRuntime:
             self.live[fact.var] = fact
             facts.setdefault(owner(fact.values[0], self.partitions), []).append(fact)
         mail: dict[int, list[Mail]] = {}
-        active = set(facts) | (set(range(self.partitions)) if dead else set())
         hosts = self.hosts or self.partitions
-        first, flushing = True, False
-        while True:
-            nodes = active | set(mail) | (self.pending if flushing else set())
+        first = True
+
+        def one_round(nodes: set[int], flushing: bool) -> set[int]:
+            nonlocal first, mail
             next_mail: dict[int, list[Mail]] = {}
             for host in sorted({host_of(me, hosts) for me in nodes}):
                 run = functools.partial(
@@ -661,13 +685,12 @@ class RoundRuntime:
                     next_mail.setdefault(dst, []).append((src, place, data))
                 self.shipped += sum(rows for channels in (done.shipped, done.delivered)
                                     for rows, _size in channels.values())
-            self.rounds += 1
-            first, active, mail = False, set(), next_mail
-            if mail:
-                continue
-            if flushing or not self.pending:
-                break
-            flushing = True
+            first, mail = False, next_mail
+            return set(mail)
+
+        self.rounds += rounds_to_quiescence(
+            set(facts) | (set(range(self.partitions)) if dead else set()), self.pending,
+            one_round)
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
             publish = functools.partial(publish_node, state, self.backend, self.cache, me,
