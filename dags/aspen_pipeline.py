@@ -1,10 +1,19 @@
-"""Aspen pipeline: ingest the inbox → apply to the base tables → maintain the views → check the
-expectations → publish.
+"""Aspen pipeline: keep the follower warm → ingest the inbox → apply to the base tables →
+maintain the views → check the expectations → publish.
 
-Each task launches one job of ``jobs/`` through ``spark-submit`` (the one next to the Python
-running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark master
-comes from ``SPARK_MASTER`` when it is set, otherwise from spark-submit's own defaults (or
-``spark-defaults.conf``). Nothing heavy is imported at parse time.
+With the ``follower`` Param on (the default), the first task makes sure a follower (``aspen
+maintain --follow --inbox <inbox>``, :mod:`aspen.pipeline.supervise`) maintains the lake: it
+reports the live one, or starts one detached (its output appended to
+``<inbox>/../.aspen-follower.log``), and restarts one that died or stopped renewing its lease.
+The follower ingests, applies and maintains each file landing in the inbox within about a
+second (moving it to ``<inbox>/ingested/``), so ``ingest`` skips once the follower has ingested
+the inbox's files and committed their batch, ``apply`` and ``maintain`` skip, and the
+expectations and publish run. With the Param off the run does every step itself.
+
+The other tasks launch one job of ``jobs/`` each through ``spark-submit`` (the one next to the
+Python running Airflow, else the one on ``PATH``) with the Delta jars as ``--jars``. The Spark
+master comes from ``SPARK_MASTER`` when it is set, otherwise from spark-submit's own defaults
+(or ``spark-defaults.conf``). Nothing heavy is imported at parse time.
 
 Configuration (Airflow Params win over the environment, read when the task runs):
 
@@ -16,9 +25,10 @@ Configuration (Airflow Params win over the environment, read when the task runs)
   segment and no control characters; otherwise the task fails at once with one line;
 - ``partitions`` / ``mode`` / ``runtime``: query nodes, MinShip mode and maintenance runtime
   (``ASPEN_PARTITIONS`` 4, ``ASPEN_MODE`` lazy, ``ASPEN_RUNTIME`` local);
-- a follower: while ``aspen maintain --follow`` holds the lake's maintainer lease, ``apply`` and
-  ``maintain`` are skipped (the follower does both as the ingests land) and the expectations and
-  publish still run;
+- ``follower``: keep a warm follower (``ASPEN_FOLLOWER``, default on; ``0``/``false``/``off``
+  turn it off). Whatever the Param, ``ingest`` skips while a live follower ingests this inbox,
+  and ``apply`` and ``maintain`` while any follower holds the lake's maintainer lease (started
+  by hand too); ``aspen maintain --stop`` stops it once the Param is off;
 - schedule: ``ASPEN_PIPELINE_SCHEDULE`` (cron or preset, default every 5 minutes; ``none`` to
   trigger by hand only).
 
@@ -46,6 +56,7 @@ from aspen.pipeline.launch import run_spark_job as _spark_submit
 from aspen.settings import DEFAULT_LAKE, MAX_PARTITIONS, Settings
 
 DAG_ID = "aspen_pipeline"
+FOLLOWER_ENV = "ASPEN_FOLLOWER"
 DEFAULT_SCHEDULE = "*/5 * * * *"
 #: Update files the ingest job accepts (docs/architecture.md, "Update records").
 INBOX_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv")
@@ -54,6 +65,12 @@ INBOX_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv")
 def _schedule() -> str | None:
     value = os.environ.get("ASPEN_PIPELINE_SCHEDULE", DEFAULT_SCHEDULE).strip()
     return None if value.lower() in ("", "none", "null") else value
+
+
+def _follower_default() -> bool:
+    """The ``follower`` Param's default: ``ASPEN_FOLLOWER``, on unless ``0``/``false``/``no``/
+    ``off``."""
+    return os.environ.get(FOLLOWER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _asset(table: str) -> Asset:
@@ -125,6 +142,11 @@ def inbox_files(inbox: Path) -> list[Path]:
     dagrun_timeout=timedelta(hours=1),
     params={
         "inbox": Param(None, type=["null", "string"], description="folder of update files"),
+        "follower": Param(
+            _follower_default(), type="boolean",
+            description="keep a warm follower that ingests the inbox, applies and maintains "
+                        "(the ingest, apply and maintain tasks then skip)",
+        ),
         "partitions": Param(
             int(os.environ.get("ASPEN_PARTITIONS", "4")), type="integer", minimum=1,
             maximum=MAX_PARTITIONS,
@@ -141,10 +163,42 @@ def inbox_files(inbox: Path) -> list[Path]:
     },
 ))
 def aspen_pipeline() -> None:
-    @task(outlets=[UPDATES, QUARANTINE])
-    def ingest() -> list[str]:
-        """Ingest the update files in the inbox, then move them to ``<inbox>/done/<run id>/``."""
+    @task
+    def follower() -> dict[str, object]:
+        """Report the lake's live follower, or start one that ingests the inbox (skipped with
+        the ``follower`` Param off); a follower that cannot start fails the task in one line
+        naming its log."""
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        from aspen.pipeline.supervise import FollowerError, ensure_follower, follower_log_path
+
         lake, inbox = _lake_and_inbox()
+        params = get_current_context()["params"]
+        if not params.get("follower"):
+            raise AirflowSkipException("the follower Param is off: this run ingests, applies and "
+                                       "maintains itself")
+        try:
+            status = ensure_follower(Settings(lake=lake), inbox, str(params["runtime"]),
+                                     int(params["partitions"]), str(params["mode"]),
+                                     follower_log_path(inbox))
+        except FollowerError as err:
+            for line in err.tail:
+                print(f"follower log: {line}")
+            raise
+        print(status.describe())
+        return {"state": status.state, "pid": status.pid, "host": status.host}
+
+    @task(outlets=[UPDATES, QUARANTINE], trigger_rule="none_failed")
+    def ingest() -> list[str]:
+        """Ingest the update files in the inbox, then move them to ``<inbox>/done/<run id>/``
+        (skipped while a follower ingests the inbox, once it has committed the inbox's files)."""
+        from aspen.pipeline.supervise import wait_for_inbox, watching_follower
+
+        lake, inbox = _lake_and_inbox()
+        if watching_follower(Settings(lake=lake), inbox) is not None:
+            from airflow.sdk.exceptions import AirflowSkipException
+
+            raise AirflowSkipException(wait_for_inbox(Settings(lake=lake), inbox))
         files = inbox_files(inbox)
         if not files:
             print(f"ingest: no update files in {inbox}; nothing to do")
@@ -192,7 +246,7 @@ def aspen_pipeline() -> None:
 
     ingested = ingest()
     applied = apply()
-    ingested >> applied >> maintain() >> expectations() >> publish()
+    follower() >> ingested >> applied >> maintain() >> expectations() >> publish()
 
 
 aspen_pipeline()

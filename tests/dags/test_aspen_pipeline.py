@@ -128,7 +128,7 @@ LINK_UPDATES = [
 @pytest.mark.slow
 def test_dag_test_runs_the_pipeline_end_to_end(
     airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], fresh_pipeline_assets: None,
 ) -> None:
     for job in ("ingest", "apply", "maintain", "expectations", "publish"):
         if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
@@ -150,7 +150,8 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     for task in dag.tasks:  # a failure should fail the test now, not after retry delays
         monkeypatch.setattr(task, "retries", 0)
     monkeypatch.delenv("ASPEN_INBOX", raising=False)  # the inbox defaults to <lake>/../inbox
-    run = dag.test(run_conf={"lake": str(lake), "runtime": "spark", "partitions": 2})
+    run = dag.test(run_conf={"lake": str(lake), "runtime": "spark", "partitions": 2,
+                             "follower": False})
 
     states = {ti.task_id: ti.state for ti in run.get_task_instances()}
     assert states == {

@@ -1,8 +1,10 @@
 """Run the ``aspen_pipeline`` DAG once, in-process, with Airflow's ``dag.test()``.
 
 Used by ``aspen demo``. Airflow gets its own home (``./.airflow`` by default, SQLite metadata
-DB, migrated once), the repository's ``dags/`` folder, and the lake and inbox as DAG params.
-The run happens in a child process so Airflow's configuration never leaks into the caller.
+DB, migrated once), the repository's ``dags/`` folder, and the lake and inbox as DAG params,
+with the ``follower`` Param off: the run ingests, applies and maintains itself and leaves no
+follower running. The run happens in a child process so Airflow's configuration never leaks
+into the caller.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def run_pipeline_once(
         )
         if migrated.returncode != 0:
             raise SetupError(f"`airflow db migrate` failed; see {log}")
-        conf = json.dumps({"lake": settings.lake, "inbox": str(inbox)})
+        # no warm follower: the run does every step itself and leaves no process behind
+        conf = json.dumps({"lake": settings.lake, "inbox": str(inbox), "follower": False})
         run = subprocess.run(
             [sys.executable, "-c", _RUNNER, str(root / "dags"), conf],
             env=env, stdout=subprocess.PIPE, stderr=out, text=True,
