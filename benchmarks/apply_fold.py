@@ -66,7 +66,7 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     settings = Settings(lake=str(folder / "lake"))
     spark = get_spark("aspen-bench-apply-fold")
-    report = ingest_files(spark, settings, [updates_file(folder, args.links, args.seed)])
+    report = ingest_files(settings, [updates_file(folder, args.links, args.seed)])
     rows = fold_input(spark, settings, 0, report.batch_id).localCheckpoint()
     print(f"{args.links} links, {rows.count()} fold input rows, "
           f"{spark.conf.get('spark.sql.shuffle.partitions')} shuffle partitions")

@@ -9,8 +9,8 @@ nothing lost or doubled, reasons documented and clipped, accepted records inside
 stable when written back — and every ``--maintain-every``-th example's accepted records through
 the in-process path of ingest → apply → maintain (hypothesis, ``--chunk`` examples per run, a
 fresh seed per run, until ``--examples`` or ``--minutes``); (2) ``--ingest`` examples of a few
-files each through ``ingest_files`` on a temporary lake (Spark), ingested twice. A failing
-example is shrunk, printed and counted, and the run goes on. Prints examples run, records
+files each through ``ingest_files`` on a temporary lake (delta-rs, no JVM), ingested twice. A
+failing example is shrunk, printed and counted, and the run goes on. Prints examples run, records
 accepted, quarantined by reason and blank, and the failures found; exit code 1 if any.
 """
 
@@ -118,11 +118,8 @@ def validation_phase(tally: Tally, args: argparse.Namespace) -> None:
 
 
 def ingest_phase(tally: Tally, args: argparse.Namespace) -> None:
-    """``--ingest`` examples through ``ingest_files`` on temporary lakes (one SparkSession)."""
+    """``--ingest`` examples through ``ingest_files`` on temporary lakes (delta-rs, no JVM)."""
     from aspen.settings import Settings
-    from aspen.spark.session import TEST_CONF, get_spark
-
-    spark = get_spark("aspen-fuzz", extra_conf=TEST_CONF)
 
     @seed(args.seed)
     @settings(max_examples=args.ingest, deadline=None, database=None,
@@ -132,7 +129,7 @@ def ingest_phase(tally: Tally, args: argparse.Namespace) -> None:
     def example(fuzzed: list[FuzzFile]) -> None:
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
-            outcomes = check_ingest(spark, Settings(lake=str(root / "lake")), root, fuzzed)
+            outcomes = check_ingest(Settings(lake=str(root / "lake")), root, fuzzed)
         tally.ingest_examples += 1
         tally.ingested_files += len(fuzzed)
         tally.add(fuzzed, list(outcomes.values()))
@@ -158,7 +155,7 @@ def main() -> int:
     parser.add_argument("--maintain-every", type=int, default=25, metavar="K",
                         help="maintain the accepted records of every K-th example (0: never)")
     parser.add_argument("--ingest", type=int, default=5, metavar="N",
-                        help="examples through ingest_files on a lake (Spark; 0: none)")
+                        help="examples through ingest_files on a lake (delta-rs; 0: none)")
     args = parser.parse_args()
     if args.examples is None and args.minutes is None:
         args.examples = 2000

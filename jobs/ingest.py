@@ -3,7 +3,8 @@
     spark-submit jobs/ingest.py --lake LAKE FILE [FILE …]
 
 Valid records go to ``updates`` (one new ingest batch), invalid ones to ``quarantine``; per-file
-counts are printed. The master comes from spark-submit (or ``SPARK_MASTER``), never from here.
+counts are printed. The job writes through delta-rs and starts no SparkSession (spark-submit
+only launches it); ``python jobs/ingest.py …`` runs it as well, without a JVM.
 """
 
 from __future__ import annotations
@@ -42,11 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings(lake=args.lake) if args.lake else Settings()
         from aspen.lake.ingest import check_inputs, ingest_files
         from aspen.lake.lease import LOG_WAIT_SECONDS
-        from aspen.spark.session import get_spark
 
         wait = LOG_WAIT_SECONDS if args.wait is None else max(0.0, args.wait)
         check_inputs(list(args.files))
-        report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files), wait=wait)
+        report = ingest_files(settings, list(args.files), wait=wait)
     except AspenError as err:
         print(f"ingest: {err}", file=sys.stderr)
         return 2

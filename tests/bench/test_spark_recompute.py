@@ -34,7 +34,7 @@ def _ingest(spark: object, lake: Settings, tmp_path: Path, name: str,
             records: list[dict[str, object]]) -> None:
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    ingest_files(spark, lake, [path])
+    ingest_files(lake, [path])
 
 
 @pytest.mark.slow

@@ -41,6 +41,21 @@ def _write(path: Path, lines: list[str]) -> Path:
     return path
 
 
+#: ``aspen ingest`` in a process that holds the log writer lease for two seconds before it
+#: writes (an ingest without a JVM holds it for well under a second: too short to be seen).
+_SLOW_INGEST = """
+import sys, time
+from aspen.lake import ingest
+dropped = ingest._drop_uncommitted
+def slow(*args):
+    time.sleep(2.0)
+    return dropped(*args)
+ingest._drop_uncommitted = slow
+from aspen.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def _frame(spark, lake: Settings, name: str) -> list[dict]:
     return [r.asDict() for r in spark.read.format("delta").load(lake.table_uri(name)).collect()]
 
@@ -54,7 +69,7 @@ def test_concurrent_ingests_never_hand_out_a_batch_or_seq_twice(spark, lake: Set
     counts = {"p": 4, "t1": 5, "t2": 3}
     files = {tag: _write(tmp_path / f"{tag}.jsonl", _links(tag, n)) for tag, n in counts.items()}
     process = subprocess.Popen(
-        [sys.executable, "-m", "aspen.cli.main", "--lake", lake.lake, "ingest", str(files["p"])],
+        [sys.executable, "-c", _SLOW_INGEST, "--lake", lake.lake, "ingest", str(files["p"])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not ((row := log_writer(lake)) and row.pid == process.pid and not row.released):
@@ -66,7 +81,7 @@ def test_concurrent_ingests_never_hand_out_a_batch_or_seq_twice(spark, lake: Set
 
     def ingest(tag: str) -> None:
         try:
-            outcomes[tag] = ingest_files(spark, lake, [files[tag]])
+            outcomes[tag] = ingest_files(lake, [files[tag]])
         except BaseException as err:  # noqa: BLE001 - reported by the assertion below
             outcomes[tag] = err
 
@@ -122,7 +137,7 @@ def test_a_follower_blocks_apply_sweep_and_housekeeping_but_not_ingest(
     from aspen.lake.housekeeping import housekeep
 
     follower = _follower_elsewhere(lake)
-    report = ingest_files(spark, lake, [_write(tmp_path / "a.jsonl", _links("a", 2))])
+    report = ingest_files(lake, [_write(tmp_path / "a.jsonl", _links("a", 2))])
     assert report.batch_id == 1  # the follower maintains what lands; it never blocks an ingest
 
     spec = importlib.util.spec_from_file_location(
@@ -172,7 +187,7 @@ def test_hostile_records_are_quarantined_and_the_rest_of_the_call_maintains(
                    [link + "}", *hostile.values(), edge])
     other = _write(tmp_path / "other.csv", ["op,relation,id,x,y", "insert,sensor,s1,1,2",
                                             "insert,sensor,s2,1e16,2"])
-    report = ingest_files(spark, lake, [mixed, other])
+    report = ingest_files(lake, [mixed, other])
     by_source = {f.source: f for f in report.files}
     assert report.batch_id == 1
     assert (by_source["mixed.jsonl"].valid, by_source["mixed.jsonl"].quarantined) == (2, 6)

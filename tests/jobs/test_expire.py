@@ -38,7 +38,7 @@ RECORDS = [  # a → b → c with TTLs of 60 s and 600 s; a → c for ever; a re
 
 #: Where a batch checkpoints a frame (each through aspen.spark.checkpoint.checkpointed): the
 #: apply's folded changes, the facts, each round, the publish, and expire's due instances.
-CHECKPOINT_SITES = {"_apply_pending", "_read_batch", "_round", "_publish", "expire_due"}
+CHECKPOINT_SITES = {"_apply_pending", "_read_batch", "_round", "_publish_nodes", "expire_due"}
 
 
 @pytest.fixture

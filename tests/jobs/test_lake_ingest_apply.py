@@ -1,5 +1,6 @@
-"""Spark + Delta: ingest with quarantine, apply (insert, renewal, replacement, delete, notes, TTL),
-idempotency across reruns and crashes, and delta-rs readability of everything Spark wrote."""
+"""Ingest (delta-rs) with quarantine, apply (Spark: insert, renewal, replacement, delete, notes,
+TTL), idempotency across reruns and crashes, delta-rs readability of everything Spark wrote and
+Spark readability of what delta-rs wrote; tables Spark created accept ingest's appends."""
 
 from __future__ import annotations
 
@@ -55,9 +56,11 @@ def epoch(spark, lake: Settings, var: str, column: str) -> float | None:
 
 
 @pytest.mark.slow
-def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_process", [False, True], ids=["spark", "in-process"])
+def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path,
+                                         in_process: bool) -> None:
     day1 = write(tmp_path / "day1.jsonl", "\n".join(DAY1) + "\n")
-    report = ingest_files(spark, lake, [day1])
+    report = ingest_files(lake, [day1])
     assert report.batch_id == 1
     (file_report,) = report.files
     assert (file_report.valid, file_report.quarantined, file_report.blank) == (8, 1, 1)
@@ -67,11 +70,11 @@ def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) 
     assert (bad["source"], bad["line"], bad["code"]) == ("day1.jsonl", 6, "bad_cost")
     assert bad["raw"] == DAY1[5] and bad["reason"].startswith("line 6: link insert has cost -3.0")
 
-    again = ingest_files(spark, lake, [day1])  # the same content: a no-op
+    again = ingest_files(lake, [day1])  # the same content: a no-op
     assert again.batch_id is None and again.files[0].already_ingested_in == 1
     assert spark.read.format("delta").load(lake.table_uri("updates")).count() == 8
 
-    applied = apply_pending(spark, lake)
+    applied = apply_pending(spark, lake, in_process=in_process)
     assert applied.batches == [1] and applied.updates == 8
     assert applied.notes == ["delete of link n1→n9 ignored: not live"]
     links = rows(spark, lake, "link", "seq")
@@ -87,8 +90,8 @@ def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) 
     assert epoch(spark, lake, "v2", "expires_at") is None
 
     day2 = write(tmp_path / "day2.csv", DAY2_CSV)
-    assert ingest_files(spark, lake, [day2]).batch_id == 2
-    applied = apply_pending(spark, lake)
+    assert ingest_files(lake, [day2]).batch_id == 2
+    applied = apply_pending(spark, lake, in_process=in_process)
     assert applied.batches == [2] and (applied.born, applied.died) == (1, 4)
     assert applied.notes == ["delete of triggered s9 ignored: not live"]
     assert [r["var"] for r in rows(spark, lake, "link", "seq")] == ["v4"]
@@ -118,17 +121,20 @@ def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) 
     assert [f.var for f in live_instances(spark, lake, as_of_batch=1)] == [
         "v1", "v2", "v4", "v6", "v7", "v8"]
 
-    assert apply_pending(spark, lake).batches == []  # nothing new: nothing happens
+    assert apply_pending(spark, lake, in_process=in_process).batches == []  # nothing new
 
-    # every table Spark wrote is readable by delta-rs at reader version 1
+    # every table (Spark's and ingest's, delta-rs's) is at reader 1 / writer 2 for both engines
     from deltalake import DeltaTable
 
     written = [*tables.TABLE_DDL]
     for name in written:
         table = DeltaTable(lake.table_uri(name))
-        assert table.protocol().min_reader_version == 1, name
+        protocol = table.protocol()
+        assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2), name
         frame = table.to_pandas()
         assert list(frame.columns) == tables.schema_of(name).fieldNames(), name
+        spark_schema = spark.read.format("delta").load(lake.table_uri(name)).schema
+        assert spark_schema == tables.schema_of(name), name
     assert len(DeltaTable(lake.table_uri("updates")).to_pandas()) == 12
     assert len(DeltaTable(lake.table_uri("quarantine")).to_pandas()) == 2
 
@@ -136,6 +142,7 @@ def test_ingest_and_apply_follow_the_log(spark, lake: Settings, tmp_path: Path) 
 @pytest.mark.slow
 def test_crashes_then_reruns_apply_exactly_once(spark, lake: Settings, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(apply_module, "IN_PROCESS_MAX_UPDATES", -1)  # the Spark path's steps
     day1 = write(tmp_path / "d1.jsonl", "\n".join([
         '{"op":"insert","relation":"link","src":"a","dst":"b","cost":1}',
         '{"op":"insert","relation":"sensor","id":"s1","x":0,"y":0}',
@@ -143,18 +150,18 @@ def test_crashes_then_reruns_apply_exactly_once(spark, lake: Settings, tmp_path:
     ]) + "\n")
     real_append = ingest_module._append
 
-    def crash_before_marker(spark_, settings, name, rows_):
+    def crash_before_marker(settings, name, rows_):
         if name == tables.INGEST_FILES:
             raise RuntimeError("simulated crash before the commit marker")
-        real_append(spark_, settings, name, rows_)
+        real_append(settings, name, rows_)
 
     monkeypatch.setattr(ingest_module, "_append", crash_before_marker)
     with pytest.raises(RuntimeError):
-        ingest_files(spark, lake, [day1])
+        ingest_files(lake, [day1])
     assert spark.read.format("delta").load(lake.table_uri("updates")).count() == 2  # leftovers
     assert apply_pending(spark, lake).batches == []  # uncommitted rows are invisible to apply
     monkeypatch.setattr(ingest_module, "_append", real_append)
-    assert ingest_files(spark, lake, [day1]).batch_id == 1
+    assert ingest_files(lake, [day1]).batch_id == 1
     updates = rows(spark, lake, "updates", "seq")
     assert [(r["batch_id"], r["seq"]) for r in updates] == [(1, 1), (1, 2)]  # not doubled
     assert len(rows(spark, lake, "quarantine", "line")) == 1
@@ -165,7 +172,7 @@ def test_crashes_then_reruns_apply_exactly_once(spark, lake: Settings, tmp_path:
         '{"op":"delete","relation":"sensor","id":"s1"}',                    # seq 4 kills v2
         '{"op":"insert","relation":"link","src":"b","dst":"c","cost":1}',   # seq 5
     ]) + "\n")
-    assert ingest_files(spark, lake, [day2]).batch_id == 2
+    assert ingest_files(lake, [day2]).batch_id == 2
     real_merge_base = apply_module._merge_base
 
     def crash_on_sensor(spark_, settings, relation, instances):
@@ -199,6 +206,7 @@ def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_
     assert set(compiled) == set(session_module.TINY_DATA_SQL_CONF)
     seen: list[dict[str, str]] = []
     last_applied = apply_module.last_applied_batch
+    monkeypatch.setattr(apply_module, "IN_PROCESS_MAX_UPDATES", -1)  # the conf of Spark's path
 
     def last_applied_noting_the_conf(spark_, settings) -> int:  # the apply's first query
         seen.append({name: spark_.conf.get(name) for name in compiled})
@@ -207,7 +215,7 @@ def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_
     monkeypatch.setattr(apply_module, "last_applied_batch", last_applied_noting_the_conf)
     path = write(tmp_path / "day1.jsonl", '{"op":"insert","relation":"link","src":"a","dst":"b"'
                  ',"cost":1}\n')
-    ingest_files(spark, lake, [path])
+    ingest_files(lake, [path])
     with session_module.temporary_conf(spark, compiled):  # the test session's own conf after
         assert apply_pending(spark, lake).born == 1  # a registry of 0 bytes before
         assert {name: spark.conf.get(name) for name in compiled} == compiled
@@ -216,3 +224,24 @@ def test_apply_plans_a_small_registry_with_the_tiny_data_sql_conf_and_gives_the_
         assert apply_pending(spark, lake).batches == []
         assert {name: spark.conf.get(name) for name in compiled} == compiled
     assert seen == [session_module.TINY_DATA_SQL_CONF, compiled]
+
+
+def test_ingest_appends_to_the_tables_spark_created(spark, lake: Settings,
+                                                    tmp_path: Path) -> None:
+    """A lake whose update log tables Spark created (as before ingest wrote through delta-rs)
+    takes ingest's appends and deletes, and Spark reads and applies them."""
+    for name in (tables.UPDATES, tables.QUARANTINE, tables.INGEST_FILES):
+        tables.ensure_table(spark, lake, name)
+    day1 = write(tmp_path / "s1.jsonl", '{"op":"insert","relation":"link","src":"a","dst":"b",'
+                 '"cost":1,"event_time":"2026-01-01T00:00:00Z"}\nnot json\n')
+    assert ingest_files(lake, [day1]).batch_id == 1
+    (update,) = rows(spark, lake, "updates", "seq")
+    assert (update["batch_id"], update["seq"], update["src"], update["cost"]) == (1, 1, "a", 1.0)
+    start = spark.read.format("delta").load(lake.table_uri("updates")).selectExpr(
+        "unix_micros(event_time) / 1e6 AS t").first()["t"]
+    assert start == 1767225600.0  # 2026-01-01T00:00:00Z, kept as UTC
+    assert [r["code"] for r in rows(spark, lake, "quarantine", "line")] == ["malformed_json"]
+    assert apply_pending(spark, lake).born == 1
+
+    ingest_module._drop_uncommitted(lake, 1)  # delta-rs deletes from Spark's table
+    assert rows(spark, lake, "updates", "seq") == []

@@ -10,7 +10,6 @@ import json
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_accepted_records_maintain import maintain_in_process
@@ -47,16 +46,12 @@ def test_what_validation_accepts_in_fuzzed_files_maintains(fuzzed: list[FuzzFile
         assert set(views) >= {"reachable", "active_region"}
 
 
-@pytest.mark.spark
-@pytest.mark.slow
-@settings(max_examples=1, deadline=None, suppress_health_check=[
-    *_QUIET, HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=_QUIET)
 @given(st.lists(files(max_lines=6), min_size=2, max_size=3))
-def test_ingest_writes_what_validation_said_and_nothing_twice(spark, fuzzed: list[FuzzFile]
-                                                              ) -> None:
-    with tempfile.TemporaryDirectory() as folder:
+def test_ingest_writes_what_validation_said_and_nothing_twice(fuzzed: list[FuzzFile]) -> None:
+    with tempfile.TemporaryDirectory() as folder:  # delta-rs: no JVM
         root = Path(folder)
-        outcomes = check_ingest(spark, Settings(lake=str(root / "lake")), root, fuzzed)
+        outcomes = check_ingest(Settings(lake=str(root / "lake")), root, fuzzed)
     assert len(outcomes) == len(fuzzed)
 
 

@@ -53,7 +53,7 @@ def maintained_lake(spark, tmp_path_factory: pytest.TempPathFactory) -> Settings
 
     root = tmp_path_factory.mktemp("quality")
     settings = Settings(lake=str(root / "lake"))
-    ingest_files(spark, settings, [_write(root / "updates.jsonl", FIRST + THEN)])
+    ingest_files(settings, [_write(root / "updates.jsonl", FIRST + THEN)])
     report = maintain_local(settings, spark=spark, partitions=2, mode="lazy")
     from aspen.lake.deltars import read_table
 

@@ -14,7 +14,7 @@ each size, ``size`` random links are deleted and the same links inserted back, e
 
 Both arms run the same code per batch (``maintain_spark``), the same partitions and hosts; the
 batches differ only in which random links they touch (a fresh draw per batch). Ingest runs in
-this process's own Spark session, outside the measured time of both arms.
+this process (delta-rs, no JVM), outside the measured time of both arms.
 
 >>> [row["arm"] for row in _rows("x", [("delete", 1, 2.0)])]
 ['x']
@@ -62,14 +62,12 @@ def follower_latency(nodes: int = 100, degree: float = 2.0, partitions: int = 4,
     from aspen.lake.lease import request_stop
     from aspen.pipeline import ledger
     from aspen.settings import Settings
-    from aspen.spark.session import get_spark
 
     topo = topology(nodes, degree, seed)
     links = list(dict.fromkeys((ln.src, ln.dst, ln.cost) for ln in topo.links))
     rng = random.Random(seed)
     root = Path(lake_dir or tempfile.mkdtemp(prefix="aspen-follower-"))
     settings = Settings(lake=str(root / "lake"))
-    spark = get_spark("aspen-bench-follower", {"spark.driver.memory": "1g"})
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     maintain_args = ["--lake", settings.lake, "--runtime", "spark", "--partitions",
                      str(partitions), "--hosts", str(hosts)]
@@ -80,7 +78,7 @@ def follower_latency(nodes: int = 100, degree: float = 2.0, partitions: int = 4,
         counter += 1
         path = root / f"batch-{counter:03d}.jsonl"
         write_jsonl(records, str(path))
-        ingest_files(spark, settings, [path])
+        ingest_files(settings, [path])
 
     def one_shot() -> float:
         started = time.perf_counter()

@@ -669,7 +669,7 @@ def check_validation(fuzz: FuzzFile) -> FileOutcome:
     return outcome
 
 
-def check_ingest(spark: Any, settings: Settings, folder: Path,
+def check_ingest(settings: Settings, folder: Path,
                  fuzzed: list[FuzzFile]) -> dict[str, FileOutcome]:
     """Write ``fuzzed`` into ``folder``, ingest them in one call (one batch) into the lake of
     ``settings`` and check what the log and the quarantine hold, line by line; then ingest them
@@ -683,7 +683,7 @@ def check_ingest(spark: Any, settings: Settings, folder: Path,
         path.write_bytes(fuzz.data())
         paths.append(path)
         outcomes[path.name] = check_validation(fuzz)
-    report = ingest_files(spark, settings, paths, wait=60)
+    report = ingest_files(settings, paths, wait=60)
     assert report.batch_id is not None
     updates = read_table(settings, "updates")
     quarantine = (read_table(settings, "quarantine") if table_exists(settings, "quarantine")
@@ -710,7 +710,7 @@ def check_ingest(spark: Any, settings: Settings, folder: Path,
         assert [(r["line"], r["code"]) for r in held] == [(r.line, r.code) for r in rejected]
         assert [r["raw"] for r in held] == [r.raw for r in rejected]
     assert len(updates) == seq
-    again = ingest_files(spark, settings, paths, wait=60)
+    again = ingest_files(settings, paths, wait=60)
     assert again.batch_id is None, "the same files were ingested twice"
     assert len(read_table(settings, "updates")) == len(updates)
     if quarantine is not None:

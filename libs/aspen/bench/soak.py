@@ -4,9 +4,9 @@ A lake of a ``topology(nodes)`` is built and maintained once; then ``aspen maint
 runs (its TTL sweep every ``expire_every`` seconds) while this process ingests ``rate`` updates
 a second for ``minutes``, in files of ``rate × every`` updates: link deletions and re-insertions
 of random links, a share of the insertions with a TTL so that the sweep has expiries to turn into
-deletions. Ingest runs in this process's warm Spark session (the log-writer lease keeps it apart
-from the follower's sweep); when one ingest call takes longer than ``every`` the next follows at
-once, and the summary's ``achieved_rate_per_s`` says what the path sustained.
+deletions. Ingest runs in this process, through delta-rs without a JVM (the log-writer lease
+keeps it apart from the follower's sweep); when one ingest call takes longer than ``every`` the
+next follows at once, and the summary's ``achieved_rate_per_s`` says what the path sustained.
 
 Sampled every ``sample_every`` seconds: the **backlog** (ingest batches logged but not yet
 covered by a committed batch), the follower's **resident memory** (its process tree: the Python
@@ -131,7 +131,6 @@ def soak(nodes: int = 100, rate: float = 5.0, minutes: float = 30.0, every: floa
     from aspen.lake.lease import request_stop
     from aspen.pipeline import ledger
     from aspen.settings import Settings
-    from aspen.spark.session import get_spark
 
     emit = log or (lambda line: print(line, flush=True))
     topo = topology(nodes, 2.0, seed)
@@ -139,7 +138,6 @@ def soak(nodes: int = 100, rate: float = 5.0, minutes: float = 30.0, every: floa
     rng = random.Random(seed)
     root = Path(lake_dir or tempfile.mkdtemp(prefix="aspen-soak-"))
     settings = Settings(lake=str(root / "lake"))
-    spark = get_spark("aspen-bench-soak", {"spark.driver.memory": "1g"})
     aspen = str(Path(sys.executable).parent / "aspen")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     counter = 0
@@ -150,7 +148,7 @@ def soak(nodes: int = 100, rate: float = 5.0, minutes: float = 30.0, every: floa
         path = root / "inbox" / f"churn-{counter:05d}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(records, str(path))
-        return ingest_files(spark, settings, [path]).batch_id
+        return ingest_files(settings, [path]).batch_id
 
     ingest([link_insert(s, d, c) for s, d, c in links])
     subprocess.run([aspen, "--lake", settings.lake, "maintain", "--runtime", runtime],

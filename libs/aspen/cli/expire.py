@@ -1,6 +1,7 @@
 """``aspen expire``: turn expired TTLs into deletions (the TTL sweep, :mod:`aspen.lake.expire`).
 
-The sweep writes the base tables, so it is refused with one line (exit 2) while a maintainer or
+A small sweep runs in process and starts no Spark session (:mod:`aspen.lake.expire`). The
+sweep writes the base tables, so it is refused with one line (exit 2) while a maintainer or
 a follower holds the lake's maintainer lease (a follower sweeps itself, ``--expire-every``); it
 waits briefly for an ingest writing the log.
 """
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.spark.session import get_spark
 
     now = _instant(args.now) if args.now else None
-    report = expire_due(get_spark("aspen-expire"), settings, now)
+    # the session starts only if the sweep is too large to run in process
+    report = expire_due(lambda: get_spark("aspen-expire"), settings, now)
     for line in report.lines():
         print(line)
     return 0

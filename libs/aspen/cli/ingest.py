@@ -1,7 +1,8 @@
 """``aspen ingest FILE…``: validate update files and append them to the Delta updates log.
 
 Valid records go to ``updates`` as one new ingest batch, invalid ones to ``quarantine`` with a
-reason; per-file counts are printed. Re-ingesting the same file content changes nothing. While
+reason; per-file counts are printed. Re-ingesting the same file content changes nothing. The
+tables are written through delta-rs: no JVM starts (docs/performance.md has the time). While
 another ingest (or the TTL sweep) writes the lake's update log, this one waits for it, up to
 ``--wait`` seconds (default 120), then fails with one line (exit 2).
 
@@ -41,11 +42,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     wait = LOG_WAIT_SECONDS if getattr(args, "wait", None) is None else args.wait
     if wait < 0:
         raise ConfigError(f"--wait must be ≥ 0 seconds, got {wait:g}")
-    check_inputs(list(args.files))  # a missing file fails in one line, before Spark starts
+    check_inputs(list(args.files))  # a missing file fails in one line, before the lake is read
     from aspen.cli._output import printable
-    from aspen.spark.session import get_spark
 
-    report = ingest_files(get_spark("aspen-ingest"), settings, list(args.files), wait=wait)
+    report = ingest_files(settings, list(args.files), wait=wait)
     for line in report.lines():
         print(printable(line))
     return 0

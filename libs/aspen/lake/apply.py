@@ -1,4 +1,9 @@
-"""Apply the logged updates to the base tables and the variable registry (Delta MERGE).
+"""Apply the logged updates to the base tables and the variable registry.
+
+Two paths with the same steps and the same rows: a small backlog (at most
+:data:`IN_PROCESS_MAX_UPDATES` pending updates) or a call without a Spark session is applied in
+this process with pandas and delta-rs (:mod:`aspen.lake.apply_local`, no Spark job); a larger
+one on Spark, as below (Delta MERGE).
 
 :func:`apply_pending` takes every committed ingest batch (listed in ``ingest_files``) after the
 last applied one (``apply_state``), in ``seq`` order, and makes the base tables follow the log:
@@ -23,19 +28,22 @@ Expiry is not applied here: an instance stays live in the base tables until the 
 
 >>> ApplyReport(batches=[], updates=0).lines()
 ['nothing to apply: every ingested batch is applied']
+>>> runs_in_process(None, Settings(lake="/nonexistent/lake"))
+True
 """
 
 from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING
 
 from aspen.engine.batch import BaseFact, Batch
 from aspen.lake import tables
+from aspen.lake.apply_local import ApplyReport, apply_in_process, pending_updates
 from aspen.lake.deltars import data_bytes
 from aspen.lake.fold import FOLD_OUTPUT_DDL, fold_sorted
 from aspen.settings import Settings
@@ -50,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
+    "IN_PROCESS_MAX_UPDATES",
     "ApplyReport",
     "BatchChanges",
     "apply_pending",
@@ -58,38 +67,18 @@ __all__ = [
     "last_applied_batch",
     "pending_changes",
     "live_instances",
+    "runs_in_process",
 ]
 
 _UPDATE_VALUE_COLUMNS = ("src", "dst", "cost", "id", "x", "y", "region")
 #: How many of the registry, base-table and notes MERGEs run at once.
 MERGE_THREADS = 4
-
-
-@dataclass
-class ApplyReport:
-    """What one apply run did."""
-
-    batches: list[int]
-    updates: int
-    born: int = 0
-    died: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        """Human-readable summary lines."""
-        if not self.batches:
-            return ["nothing to apply: every ingested batch is applied"]
-        span = (
-            f"batch {self.batches[0]}"
-            if len(self.batches) == 1
-            else f"batches {self.batches[0]}–{self.batches[-1]}"
-        )
-        out = [
-            f"applied {span}: {self.updates} update(s), {self.born} instance(s) born, "
-            f"{self.died} died, {len(self.notes)} note(s)"
-        ]
-        out += [f"  note: {note}" for note in self.notes]
-        return out
+#: The most pending updates an apply (and a TTL sweep's due instances) runs in process with;
+#: more go to Spark when a session is given. In process, the pending updates and the live
+#: instances of their keys are frames in this one process: 50,000 updates still apply 5× faster
+#: than on Spark (7.6 s against 41.6 s, docs/performance.md), so the limit bounds the driver's
+#: memory, not the time; above it Spark spreads the rows over the executors.
+IN_PROCESS_MAX_UPDATES = 50_000
 
 
 @dataclass(frozen=True)
@@ -252,28 +241,62 @@ def _merge_notes(spark: SparkSession, settings: Settings, notes: DataFrame) -> N
     )
 
 
-def apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:
+def _session(spark: SparkSession | Callable[[], SparkSession] | None) -> SparkSession:
+    """The session ``spark`` is or starts (a function is called only now: when Spark runs)."""
+    if spark is None:
+        raise ValueError("the Spark path needs a SparkSession")
+    return spark() if callable(spark) else spark
+
+
+def runs_in_process(spark: SparkSession | Callable[[], SparkSession] | None,
+                    settings: Settings, in_process: bool | None = None) -> bool:
+    """Whether :func:`apply_pending` applies in this process: as ``in_process`` says when
+    given, else when there is no session or at most :data:`IN_PROCESS_MAX_UPDATES` updates
+    are pending (counted from ``ingest_files`` and ``apply_state``, through delta-rs).
+
+    >>> runs_in_process(None, Settings(lake="/nonexistent/lake"), in_process=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: the Spark path needs a SparkSession
+    """
+    if in_process is not None:
+        if not in_process and spark is None:
+            raise ValueError("the Spark path needs a SparkSession")
+        return in_process
+    return spark is None or pending_updates(settings) <= IN_PROCESS_MAX_UPDATES
+
+
+def apply_pending(spark: SparkSession | Callable[[], SparkSession] | None, settings: Settings,
+                  *, in_process: bool | None = None) -> ApplyReport:
     """Apply every committed, not yet applied ingest batch; see the module docstring.
 
-    Its queries run with the tiny-data SQL conf while the registry, the largest table it reads
-    and MERGEs, is small (:func:`aspen.spark.session.sql_conf_for_tables`), then the session
-    gets its own conf back.
+    ``spark``: a session, a function that returns one (called only if the Spark path runs, so
+    a small apply starts no JVM), or None (in process only). ``in_process``: force a path
+    (None: :func:`runs_in_process` decides by the pending updates). Both paths return the same
+    report and write the same rows.
+
+    On Spark its queries run with the tiny-data SQL conf while the registry, the largest table
+    it reads and MERGEs, is small (:func:`aspen.spark.session.sql_conf_for_tables`), then the
+    session gets its own conf back.
 
     It holds the lake's maintainer lease (:mod:`aspen.lake.lease`): the one this thread
     holds already (``maintain``, the TTL sweep), else its own for the call — refused with one
     line while another maintainer or a follower holds it.
 
-    >>> apply_pending(spark, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
+    >>> apply_pending(None, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
     ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
     """
     from aspen.lake.lease import MaintainerLease
 
     with MaintainerLease.reentrant(settings, "aspen apply"):
-        if not tables.table_exists(spark, settings, tables.INGEST_FILES):
+        if runs_in_process(spark, settings, in_process):
+            return apply_in_process(settings)
+        session = _session(spark)
+        if not tables.table_exists(session, settings, tables.INGEST_FILES):
             return ApplyReport(batches=[], updates=0)
         registry_bytes = data_bytes(settings, tables.VARIABLES)  # the Delta log via delta-rs
-        with temporary_conf(spark, sql_conf_for_tables(registry_bytes)):
-            return _apply_pending(spark, settings)
+        with temporary_conf(session, sql_conf_for_tables(registry_bytes)):
+            return _apply_pending(session, settings)
 
 
 def _apply_pending(spark: SparkSession, settings: Settings) -> ApplyReport:

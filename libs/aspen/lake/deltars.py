@@ -2,8 +2,10 @@
 
 Commands that only read (``show``, ``explain``, ``what-if``, ``verify``) and the dashboard use
 this, and the Spark jobs for what the log alone tells (a table's size for the apply's conf, a
-VACUUM's count for housekeeping: no Spark job); Spark writes the log and base tables, and all
-tables stay at Delta reader version 1.
+VACUUM's count for housekeeping: no Spark job). Ingest writes the update log through it too
+(:func:`append_table`, :func:`delete_where`); Spark writes the base tables. A table created here
+gets the properties Aspen's Spark sessions give a new table (:data:`NEW_TABLE_PROPERTIES`), so
+every table stays at Delta reader version 1, writer version 2, whichever engine created it.
 
 >>> from aspen.settings import Settings
 >>> table_exists(Settings(lake="/nonexistent/lake"), "updates")
@@ -24,10 +26,21 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "column_max", "column_maxima", "commit_after", "data_bytes", "exact_row_count",
-    "partition_columns", "read_table", "replace_batch", "row_count", "table_columns",
-    "table_exists", "table_version", "table_version_or_none", "write_table",
+    "NEW_TABLE_PROPERTIES", "append_table", "column_max", "column_maxima", "commit_after",
+    "data_bytes", "delete_where", "exact_row_count", "partition_columns", "read_table",
+    "replace_batch", "row_count", "table_columns", "table_exists", "table_version",
+    "table_version_or_none", "write_table",
 ]
+
+#: The table properties of a table :func:`append_table` creates: those Aspen's Spark sessions
+#: give every new table (``spark.databricks.delta.properties.defaults.*`` in
+#: :mod:`aspen.spark.session`), so it is the Delta table Spark would have made (reader version
+#: 1, writer version 2: no deletion vectors, no column mapping, no change data feed).
+NEW_TABLE_PROPERTIES: dict[str, str] = {
+    "delta.enableChangeDataFeed": "false",
+    "delta.enableDeletionVectors": "false",
+    "delta.columnMapping.mode": "none",
+}
 
 
 def _open(settings: Settings, name: str, version: int | None = None):
@@ -220,6 +233,55 @@ def replace_batch(
         settings.table_uri(name), _arrow(data), mode="overwrite",
         predicate=f"batch_id = {int(batch_id)}"
     )
+
+
+def append_table(settings: Settings, name: str, data: pa.Table) -> None:
+    """Append ``data`` to table ``name`` in one commit; when the table does not exist, create
+    it with ``data``'s schema and :data:`NEW_TABLE_PROPERTIES` (an empty ``data`` then only
+    creates it; on an existing table it writes nothing). ``data``'s schema must be the table's
+    (a mismatch raises delta-rs's ``SchemaMismatchError``): nothing is added or cast silently.
+
+    Creating is not atomic on every store: callers that may create a table hold a lease that
+    serializes them (the update log's tables: the log writer lease).
+
+    >>> import tempfile, pyarrow as pa
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> schema = pa.schema([("batch_id", pa.int64())])
+    >>> append_table(lake, "t", schema.empty_table())  # created, empty
+    >>> append_table(lake, "t", pa.table({"batch_id": [1, 2]}, schema=schema))
+    >>> table_version(lake, "t"), row_count(lake, "t")
+    (1, 2)
+    >>> _open(lake, "t").protocol().min_reader_version
+    1
+    """
+    from deltalake import write_deltalake
+
+    uri = settings.table_uri(name)
+    if not table_exists(settings, name):
+        write_deltalake(uri, data, mode="append", configuration=NEW_TABLE_PROPERTIES)
+    elif data.num_rows:
+        write_deltalake(uri, data, mode="append")
+
+
+def delete_where(settings: Settings, name: str, predicate: str) -> int:
+    """Delete the rows of table ``name`` that match the SQL ``predicate`` (files rewritten, no
+    deletion vectors); the number deleted. Nothing is committed when no row matches, nor when
+    the table does not exist (0).
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> write_table(lake, "t", pd.DataFrame({"batch_id": [1, 2, 3]}))
+    >>> delete_where(lake, "t", "batch_id >= 2"), delete_where(lake, "t", "batch_id >= 2")
+    (2, 0)
+    >>> table_version(lake, "t"), delete_where(lake, "absent", "batch_id >= 2")
+    (1, 0)
+    """
+    try:
+        table = _open(settings, name)
+    except TableMissingError:
+        return 0
+    metrics = table.delete(predicate)
+    return int(metrics.get("num_deleted_rows") or 0)
 
 
 def _arrow(data: pd.DataFrame | pa.Table) -> pa.Table:

@@ -1,5 +1,9 @@
 """The TTL sweep: live instances whose ``expires_at`` has passed die, as a batch of their own.
 
+Two paths with the same steps: in this process with pyarrow and delta-rs
+(:mod:`aspen.lake.expire_local`, no Spark job) when there is no Spark session or at most
+:data:`~aspen.lake.apply.IN_PROCESS_MAX_UPDATES` instances are due, else on Spark (Delta MERGE).
+
 An expiry is a deletion of one insertion instance (decisions 1 and 4, docs/architecture.md):
 the sweep gives the due instances a new ingest batch number ``B`` and then takes the path every
 deletion takes — the base tables lose the instances, the registry records the death
@@ -33,68 +37,88 @@ overtakes an unapplied batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aspen.errors import LakeError
+from aspen.lake import apply as apply_module
 from aspen.lake import tables
+from aspen.lake.expire_local import (
+    _APPLIES_OUTSIDE_THE_LEASE,
+    ExpireReport,
+    due_instances,
+    expire_in_process,
+)
 from aspen.settings import Settings
 from aspen.spark.checkpoint import checkpointed
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
-__all__ = ["ExpireReport", "expire_due"]
-
-#: Applies the sweep tries before the one it runs holding the log writer lease (ingests keep
-#: landing batches between an apply and the lease).
-_APPLIES_OUTSIDE_THE_LEASE = 3
+__all__ = ["ExpireReport", "expire_due", "sweeps_in_process"]
 
 
-@dataclass
-class ExpireReport:
-    """What one sweep did."""
+def sweeps_in_process(spark: SparkSession | Callable[[], SparkSession] | None,
+                      settings: Settings, now: datetime, in_process: bool | None = None) -> bool:
+    """Whether :func:`expire_due` sweeps in this process: as ``in_process`` says when given,
+    else when there is no session or at most
+    :data:`~aspen.lake.apply.IN_PROCESS_MAX_UPDATES` instances are due at ``now`` (read
+    through delta-rs; the apply before the sweep picks its own path by its own size).
 
-    batch_id: int | None
-    expired: int
-    now: str
-    per_relation: dict[str, int] = field(default_factory=dict)
-
-    def lines(self) -> list[str]:
-        """Human-readable summary lines."""
-        if not self.expired:
-            return [f"nothing expired as of {self.now}"]
-        detail = ", ".join(f"{n} {rel}" for rel, n in sorted(self.per_relation.items()))
-        return [f"batch {self.batch_id}: {self.expired} instance(s) expired as of {self.now} "
-                f"({detail}); run `aspen maintain` to update the views"]
+    >>> sweeps_in_process(None, Settings(lake="/nonexistent/lake"), datetime.now(UTC))
+    True
+    """
+    if in_process is not None:
+        if not in_process and spark is None:
+            raise ValueError("the Spark path needs a SparkSession")
+        return in_process
+    return spark is None or (
+        len(due_instances(settings, now)) <= apply_module.IN_PROCESS_MAX_UPDATES)
 
 
-def expire_due(spark: SparkSession, settings: Settings, now: datetime | None = None,
-               wait: float | None = None) -> ExpireReport:
+def expire_due(spark: SparkSession | Callable[[], SparkSession] | None, settings: Settings,
+               now: datetime | None = None, wait: float | None = None, *,
+               in_process: bool | None = None) -> ExpireReport:
     """Kill every live instance whose TTL has passed at ``now`` (default: the current time);
     ``wait``: seconds to wait for the log writer lease (default
-    :data:`~aspen.lake.lease.LOG_WAIT_SECONDS`). See the module docstring."""
-    from pyspark.sql import functions as F
+    :data:`~aspen.lake.lease.LOG_WAIT_SECONDS`). See the module docstring.
 
-    from aspen.lake.apply import apply_pending, last_applied_batch
+    ``spark``: a session, a function that returns one (called only if Spark runs), or None
+    (in process only); ``in_process``: force a path for the sweep and its apply (None:
+    :func:`sweeps_in_process` decides). Both paths return the same report.
+
+    >>> expire_due(None, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
+    ['nothing expired as of 2026-01-01T00:00:00+00:00']
+    """
     from aspen.lake.lease import LOG_WAIT_SECONDS, LogWriterLease, MaintainerLease
 
     now = (now or datetime.now(UTC)).astimezone(UTC)
+    if sweeps_in_process(spark, settings, now, in_process):
+        return expire_in_process(settings, now, wait, apply=lambda: apply_module.apply_pending(
+            spark, settings, in_process=in_process))
+    from pyspark.sql import functions as F
+
+    spark = apply_module._session(spark)
     stamp = now.isoformat()
     wait = LOG_WAIT_SECONDS if wait is None else wait
+
+    def apply_pending() -> None:
+        apply_module.apply_pending(spark, settings, in_process=in_process)
+
     with MaintainerLease.reentrant(settings, "aspen expire"):
         for attempt in range(_APPLIES_OUTSIDE_THE_LEASE + 1):
             last_try = attempt == _APPLIES_OUTSIDE_THE_LEASE
             if not last_try:
-                apply_pending(spark, settings)
+                apply_pending()
             with LogWriterLease.reentrant(settings, "aspen expire", wait=wait) as log:
                 if last_try:
-                    apply_pending(spark, settings)
+                    apply_pending()
                 files = tables.read_table(spark, settings, tables.INGEST_FILES).agg(
                     F.max("batch_id").alias("batch"), F.max("seq_end").alias("seq")).first()
                 logged, last_seq = int(files["batch"] or 0), int(files["seq"] or 0)
-                if last_applied_batch(spark, settings) < logged:
+                if apply_module.last_applied_batch(spark, settings) < logged:
                     continue  # an ingest landed a batch since the apply: apply it first
                 if not tables.table_exists(spark, settings, tables.VARIABLES):
                     return ExpireReport(None, 0, stamp)

@@ -3,7 +3,12 @@
 One call of :func:`ingest_files` is one **ingest batch**: every new file's valid records are
 appended to ``updates`` with the new ``batch_id`` and consecutive global ``seq`` numbers, every
 invalid one to ``quarantine`` with its raw text, source, line and reason; nothing is dropped.
-Validation runs on the driver (:mod:`aspen.lake.validation`): update files are small inputs.
+Validation runs in this process (:mod:`aspen.lake.validation`): update files are small inputs.
+The tables are read and written through delta-rs with pyarrow (:mod:`aspen.lake.deltars`): an
+ingest starts no JVM and no SparkSession. A table it creates on a fresh lake has the schema of
+:data:`~aspen.lake.tables.TABLE_DDL` and the properties of a table Spark creates (Delta reader
+version 1, writer version 2), so apply reads it with Spark; a table Spark created accepts its
+appends (the same columns, types and nullability).
 
 Exactly once, across reruns and crashes
 ---------------------------------------
@@ -43,19 +48,20 @@ quarantine row (:func:`~aspen.lake.validation.validate_file`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from aspen.errors import ConfigError
-from aspen.lake import tables
+from aspen.errors import ConfigError, TableMissingError
+from aspen.lake import deltars, tables
 from aspen.lake.lease import LOG_WAIT_SECONDS, Lease, LogWriterLease
 from aspen.lake.validation import FileValidation, validate_file
 from aspen.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import SparkSession
+    import pyarrow as pa
 
 __all__ = [
     "FORMATS", "FileReport", "IngestReport", "check_inputs", "guess_format", "ingest_files",
@@ -83,7 +89,7 @@ def guess_format(path: str | Path) -> str:
 
 
 def check_inputs(paths: list[str | Path]) -> None:
-    """Fail with one line on a missing file or an unsupported suffix (before Spark starts).
+    """Fail with one line on a missing file or an unsupported suffix (before the lake is read).
 
     >>> check_inputs(["/nonexistent/day1.jsonl"])
     Traceback (most recent call last):
@@ -192,19 +198,34 @@ def _read_inputs(paths: list[str | Path]) -> list[_Input]:
         path = Path(raw_path)
         fmt = guess_format(path)
         data = path.read_bytes()
-        report = FileReport(path.name, str(raw_path), hashlib.sha256(data).hexdigest())
+        report = FileReport(_text(path.name), _text(str(raw_path)),
+                            hashlib.sha256(data).hexdigest())
         inputs.append(_Input(report, fmt, data))
     return inputs
 
 
-def _committed(spark: SparkSession, settings: Settings
-               ) -> tuple[dict[tuple[str, str], int], int, int]:
-    """(source, sha256) → batch of committed files; last batch id; last seq."""
-    rows = (
-        tables.read_table(spark, settings, tables.INGEST_FILES)
-        .select("source", "sha256", "batch_id", "seq_end")
-        .collect()
-    )
+def _text(value: str) -> str:
+    """``value`` as text Arrow can hold: a character UTF-8 cannot encode (an unpaired
+    surrogate, as a file name that is not UTF-8 decodes to) becomes ``?``.
+
+    >>> _text("day1.jsonl"), _text("bad\\udcff.jsonl")
+    ('day1.jsonl', 'bad?.jsonl')
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", errors="replace").decode("utf-8")
+    return value
+
+
+def _committed(settings: Settings) -> tuple[dict[tuple[str, str], int], int, int]:
+    """(source, sha256) → batch of committed files; last batch id; last seq (delta-rs)."""
+    try:
+        frame = deltars.read_table(settings, tables.INGEST_FILES,
+                                   ["source", "sha256", "batch_id", "seq_end"])
+    except TableMissingError:
+        return {}, 0, 0
+    rows = frame.to_dict("records")
     done = {(r["source"], r["sha256"]): int(r["batch_id"]) for r in rows}
     last_batch = max((int(r["batch_id"]) for r in rows), default=0)
     last_seq = max((int(r["seq_end"]) for r in rows), default=0)
@@ -236,26 +257,34 @@ def _fresh_inputs(inputs: list[_Input], done: dict[tuple[str, str], int],
     return fresh
 
 
-def _drop_uncommitted(spark: SparkSession, settings: Settings, batch_id: int) -> None:
-    """Delete rows a crashed run left for batches ≥ ``batch_id`` (none have a commit marker)."""
-    from delta.tables import DeltaTable
-
+def _drop_uncommitted(settings: Settings, batch_id: int) -> None:
+    """Delete rows a crashed run left for batches ≥ ``batch_id`` (none have a commit marker);
+    a table without such rows gets no commit."""
     for name in (tables.UPDATES, tables.QUARANTINE):
-        if not tables.table_exists(spark, settings, name):
-            continue
-        uri = settings.table_uri(name)
-        leftovers = spark.read.format("delta").load(uri).where(f"batch_id >= {batch_id}")
-        if leftovers.limit(1).count():
-            DeltaTable.forPath(spark, uri).delete(f"batch_id >= {batch_id}")
+        deltars.delete_where(settings, name, f"batch_id >= {int(batch_id)}")
 
 
-def _append(spark: SparkSession, settings: Settings, name: str, rows: list[tuple]) -> None:
-    """Append ``rows`` to table ``name`` (creating it; an empty list only creates it)."""
-    if not rows:
-        tables.ensure_table(spark, settings, name)  # the table exists after any ingest
-        return
-    frame = spark.createDataFrame(rows, tables.schema_of(name))
-    frame.write.format("delta").mode("append").save(settings.table_uri(name))
+def _arrow_rows(name: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    """``rows`` (tuples in the column order of :data:`~aspen.lake.tables.TABLE_DDL`) as an
+    Arrow table of table ``name``'s schema.
+
+    >>> _arrow_rows("apply_notes", [(1, 2, "link", '["a","b"]', "not live")]).column("seq")[0]
+    <pyarrow.Int64Scalar: 2>
+    """
+    import pyarrow as pa
+
+    schema = tables.arrow_schema_of(name)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+    return pa.Table.from_arrays(
+        [pa.array(values, type=column.type) for values, column in zip(columns, schema,
+                                                                       strict=True)],
+        schema=schema)
+
+
+def _append(settings: Settings, name: str, rows: list[tuple[Any, ...]]) -> None:
+    """Append ``rows`` to table ``name`` in one delta-rs commit (creating the table; an empty
+    list only creates it)."""
+    deltars.append_table(settings, name, _arrow_rows(name, rows))
 
 
 def _command(inputs: list[_Input]) -> str:
@@ -265,42 +294,48 @@ def _command(inputs: list[_Input]) -> str:
 
 
 def ingest_files(
-    spark: SparkSession, settings: Settings, paths: list[str | Path],
-    wait: float = LOG_WAIT_SECONDS,
+    settings: Settings, paths: list[str | Path], wait: float = LOG_WAIT_SECONDS,
 ) -> IngestReport:
     """Validate ``paths`` and append them as one new ingest batch; see the module docstring.
 
     Raises :class:`~aspen.errors.ConfigError` (one line) for a missing file or an unknown suffix,
     and :class:`~aspen.errors.LakeError` when another writer held the update log for ``wait``
-    seconds, before anything is written.
+    seconds, before anything is written. Starts no JVM.
 
-    >>> report = ingest_files(spark, Settings(lake="/tmp/lake"), ["day1.jsonl"])  # doctest: +SKIP
-    >>> report.batch_id  # doctest: +SKIP
-    1
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "day1.jsonl").write_text(
+    ...     '{"op": "insert", "relation": "link", "src": "a", "dst": "b", "cost": 1}\\n')
+    >>> lake = Settings(lake=str(folder / "lake"))
+    >>> ingest_files(lake, [folder / "day1.jsonl"]).lines()
+    ['day1.jsonl: 1 valid, 0 quarantined; seq 1–1 → batch 1', 'batch 1: 1 record(s) appended \
+to updates, 0 to quarantine']
+    >>> ingest_files(lake, [folder / "day1.jsonl"]).batch_id is None  # the same content again
+    True
     """
     inputs = _read_inputs(paths)
     checked: dict[tuple[str, str], FileValidation] = {}
-    for item in inputs:  # on the driver, before the lease: the lease is held for writing only
+    for item in inputs:  # before the lease: the lease is held for writing only
         content_key = (item.report.source, item.report.sha256)
         if content_key not in checked:
             checked[content_key] = validate_file(item.data, item.fmt)
     with LogWriterLease.reentrant(settings, _command(inputs), wait=wait) as lease:
-        return _ingest(spark, settings, inputs, checked, lease)
+        return _ingest(settings, inputs, checked, lease)
 
 
-def _ingest(spark: SparkSession, settings: Settings, inputs: list[_Input],
+def _ingest(settings: Settings, inputs: list[_Input],
             checked: dict[tuple[str, str], FileValidation], lease: Lease) -> IngestReport:
     """The part of :func:`ingest_files` that holds the log writer lease."""
-    done, last_batch, last_seq = _committed(spark, settings)
+    done, last_batch, last_seq = _committed(settings)
     batch_id = last_batch + 1
     fresh = _fresh_inputs(inputs, done, batch_id)
     if not fresh:
         return IngestReport(None, [item.report for item in inputs])
 
     ingested_at = datetime.now(UTC)
-    update_rows: list[tuple] = []
-    quarantine_rows: list[tuple] = []
-    file_rows: list[tuple] = []
+    update_rows: list[tuple[Any, ...]] = []
+    quarantine_rows: list[tuple[Any, ...]] = []
+    file_rows: list[tuple[Any, ...]] = []
     seq = last_seq
     for item in fresh:
         report = item.report
@@ -316,8 +351,8 @@ def _ingest(spark: SparkSession, settings: Settings, inputs: list[_Input],
             ))
         for rejection in validation.rejections:
             quarantine_rows.append((
-                batch_id, report.source, rejection.line, rejection.raw, rejection.reason,
-                rejection.code, ingested_at,
+                batch_id, report.source, rejection.line, _text(rejection.raw),
+                _text(rejection.reason), rejection.code, ingested_at,
             ))
         report.seq_end = seq
         report.valid = len(validation.records)
@@ -330,9 +365,9 @@ def _ingest(spark: SparkSession, settings: Settings, inputs: list[_Input],
         ))
 
     lease.check()
-    _drop_uncommitted(spark, settings, batch_id)
+    _drop_uncommitted(settings, batch_id)
     for name, rows in ((tables.UPDATES, update_rows), (tables.QUARANTINE, quarantine_rows),
                        (tables.INGEST_FILES, file_rows)):  # the commit marker: last
         lease.check()  # a writer that lost the lease stops before its marker
-        _append(spark, settings, name, rows)
+        _append(settings, name, rows)
     return IngestReport(batch_id, [item.report for item in inputs])

@@ -1,12 +1,13 @@
 """``aspen maintain --follow``: one long-lived maintainer that runs a batch whenever updates
 arrive.
 
-A batch in a fresh Spark application (the pipeline DAG's ``spark-submit`` per run) pays the JVM
-start, cold Delta reads and — on ``--runtime spark`` — a cold decode of every query node's state
-in its host process. A follower keeps the application, and with it the host processes and
-their nodes, alive from batch to batch: it holds the lake's maintainer lease
+A batch in a fresh process pays the imports, cold Delta reads and the engine state's decode —
+on ``--runtime spark`` a JVM and a cold decode of every query node's state in its host process
+too. A follower keeps all of it warm from batch to batch (on the local runtime the engine state
+itself: :mod:`aspen.pipeline.maintain_local`): it holds the lake's maintainer lease
 (:mod:`aspen.lake.lease`) for its whole life and loops:
 
+0. with an inbox, ingest the update files landed there (:func:`ingest_inbox`);
 1. if the update log (``ingest_files``) or the variable registry (``variables``: expiry writes
    deaths there) has a Delta version it has not seen since its last batch, run one maintained
    batch — exactly what ``aspen maintain`` runs, so crash, rerun and ledger semantics are the
@@ -19,8 +20,8 @@ Between batches it also runs its **chores**, each at most every ``every`` second
 Both hold the maintainer lease, which the follower holds for its life, so neither the
 ``aspen expire`` command nor the housekeeping job can run meanwhile; the follower takes their
 place, re-entering its own lease. A sweep that killed instances wrote their deaths to
-``variables``: the next look sees a new version and maintains them as a batch. A chore's Spark
-job is the only one an idle follower runs, once per ``every`` seconds at most.
+``variables``: the next look sees a new version and maintains them as a batch. A small sweep
+runs in process; only a large one, or housekeeping, starts the follower's Spark session.
 
 It stops after ``max_batches`` maintained batches, after ``duration`` seconds, when ``stop`` is
 set (the CLI sets it on SIGTERM) or when ``stop_requested()`` says so (the CLI asks its lease:
@@ -242,8 +243,8 @@ def lake_chores(settings: Settings, *, expire_every: float = DEFAULT_EXPIRE_EVER
                 retain_hours: float | None = None) -> list[Chore]:
     """The follower's chores on the lake: the TTL sweep every ``expire_every`` seconds (first at
     the start) and housekeeping keeping ``retain_hours`` every ``housekeep_every`` seconds
-    (first after one period); 0 leaves a chore out. Both run in the follower's Spark
-    application (it has one already: every batch applies with Spark) and re-enter its lease.
+    (first after one period); 0 leaves a chore out. Both re-enter the follower's lease; a small
+    sweep runs in process, housekeeping in the follower's Spark session (started when needed).
 
     >>> [c.name for c in lake_chores(Settings(lake="/tmp/lake"), housekeep_every=0)]
     ['expire']
@@ -274,7 +275,8 @@ def _sweep(settings: Settings) -> list[str]:
     """One TTL sweep; a line when it expired something (the next look maintains it)."""
     from aspen.lake.expire import expire_due
 
-    report = expire_due(None, settings, wait=SWEEP_WAIT_SECONDS)  # in process, no JVM
+    # a session only for a large sweep: a small one runs in process, with no JVM
+    report = expire_due(_spark, settings, wait=SWEEP_WAIT_SECONDS)
     if not report.expired:
         return []
     detail = ", ".join(f"{n} {rel}" for rel, n in sorted(report.per_relation.items()))

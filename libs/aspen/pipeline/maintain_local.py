@@ -414,4 +414,12 @@ def maintain_local(
         meter = PhaseMeter.for_spark(spark)
     else:
         meter = PhaseMeter(lambda: 0)
-    return run_batch(settings, runtime, meter, lambda: apply_pending(spark, settings))
+    # a session only for a large backlog: a small one applies in process, with no JVM
+    session = spark if spark is not None else _maintain_session
+    return run_batch(settings, runtime, meter, lambda: apply_pending(session, settings))
+
+
+def _maintain_session() -> Any:
+    from aspen.spark.session import get_spark
+
+    return get_spark("aspen-maintain")
