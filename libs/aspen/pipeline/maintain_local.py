@@ -10,11 +10,11 @@ it runs (:class:`LocalBatch`). No step needs a JVM: apply runs in process for sm
   on a fresh lake;
 - **read**: the registry's births and deaths since the state's batch (:func:`batch_between`),
   only the registry rows born or killed after it — a loaded state older than the committed
-  batch replays the batches in between with the new one;
+  batch first replays the batches in between;
 - **publish**: the view rows added, whose formula changed, or dropped since the committed batch,
-  found by comparing each view with what the last batch published — BDD nodes in memory when
-  warm (a formula that did not change is the same node), stored provenance bytes otherwise —
-  so only changed formulas are encoded.
+  found by comparing each view's formulas with those of the committed state (in one BDD
+  manager a formula that did not change is the same node), so only changed formulas are
+  encoded.
 
 >>> LocalBatch(partitions=2, mode="lazy").name
 'local'
@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.catalog import VIEW_COLUMNS, VIEWS
 from aspen.errors import EngineError
-from aspen.lake.committed import committed_versions, read_committed
 from aspen.lake.deltars import table_exists, write_table
 from aspen.lake.view_log import (
     CHANGE_DELETE,
@@ -41,7 +40,7 @@ from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
 from aspen.pipeline.changes import batch_between
 from aspen.pipeline.faults import crash_point
-from aspen.pipeline.view_tables import row_to_tuple, view_frame
+from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ KEEP_STATES = 3
 #: Batches between two engine states written to the lake (a rebuild always writes one).
 STATE_EVERY = 16
 
-#: What a view published, per tuple: its formula (warm) or its provenance bytes (read back).
+#: What a view published, per tuple: its formula.
 Published = dict[str, dict[tuple, Any]]
 
 
@@ -167,17 +166,28 @@ class LocalBatch:
             self._published = {}
             self._batch = batch_between(_registry_since(settings, -1), after=-1, through=through)
         else:
-            if not held:  # what the committed batch published, read back
-                self._published = _published_rows(settings)
-            # the state may be some batches older than the committed one: its changes since
-            # are replayed with the new ones, as one batch (the views are functions of the
-            # live instances, so the result is the same)
-            after = last.through_ingest_batch if held else self._state_through
+            if not held:
+                self._catch_up(settings, last)
+            after = last.through_ingest_batch
             self._batch = batch_between(_registry_since(settings, after), after=after,
                                         through=through)
         report.inserted_vars = len(self._batch.inserts)
         report.deleted_vars = len(self._batch.deletes)
         return True
+
+    def _catch_up(self, settings: Settings, last: ledger.LedgerEntry) -> None:
+        """Bring a loaded state up to the committed batch ``last`` — a state written some
+        batches before it replays the registry's changes since (the views are functions of the
+        live instances, so they come out as committed) — and take its views as what was
+        published."""
+        runtime = self._require()
+        if self._state_through < last.through_ingest_batch:
+            replay = batch_between(_registry_since(settings, self._state_through),
+                                   after=self._state_through, through=last.through_ingest_batch)
+            if replay:
+                runtime.apply(replay, deltas=False)
+            runtime.flush()
+        self._published = {view: runtime.view(view) for view in self.views}
 
     def rebuilds(self) -> bool:
         """Whether this batch builds the views from nothing."""
@@ -242,21 +252,13 @@ class LocalBatch:
         self._published = current
 
     def _changes(self, view: str, now: dict[tuple, Any], batch_id: int) -> list[dict[str, Any]]:
-        """``view``'s log records: rows new or with another formula than published, rows gone."""
-        runtime = self._require()
+        """``view``'s log records: rows new or with another formula than published, rows gone
+        (formulas of one manager: an unchanged one is the same BDD node)."""
+        manager = self._require().manager
         before = self._published.get(view, {})
-        manager = runtime.manager
-        upserts: dict[tuple, bytes | None] = {}
-        for values, formula in now.items():
-            old = before.get(values, _ABSENT)
-            if old is _ABSENT:
-                upserts[values] = None if formula is None else manager.encode(formula)
-            elif isinstance(old, bytes) or (old is None and formula is not None):
-                data = None if formula is None else manager.encode(formula)
-                if data != old:
-                    upserts[values] = data
-            elif not _same_formula(old, formula):
-                upserts[values] = None if formula is None else manager.encode(formula)
+        upserts = {values: None if formula is None else manager.encode(formula)
+                   for values, formula in now.items()
+                   if values not in before or not _same_formula(before[values], formula)}
         gone = [values for values in before if values not in now]
         if not upserts and not gone:
             return []
@@ -335,9 +337,6 @@ class LocalBatch:
         return self
 
 
-_ABSENT = object()
-
-
 def _kept_states(settings: Settings) -> list[int] | None:
     """The batches of the stored engine states; None without a table of this layout."""
     from deltalake import DeltaTable
@@ -370,20 +369,6 @@ def _row_values(view: str, values: tuple) -> tuple:
 
     return tuple(list(v) if c in PATH_COLUMNS else v
                  for c, v in zip(VIEW_COLUMNS[view], values, strict=True))
-
-
-def _published_rows(settings: Settings) -> Published:
-    """Every view's rows as committed: tuple → provenance bytes (None without a formula)."""
-    versions = committed_versions(settings)
-    out: Published = {}
-    for view in VIEWS:
-        frame = read_committed(settings, view, versions=versions)
-        out[view] = {
-            row_to_tuple(view, row): (None if row["provenance"] is None
-                                      else bytes(row["provenance"]))
-            for row in frame.to_dict("records")
-        }
-    return out
 
 
 #: The runtimes this process keeps between batches, per (partitions, mode): a follower's batches
