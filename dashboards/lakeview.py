@@ -181,7 +181,12 @@ def load_view(lake: str, view: str, snapshot_version: int, log_version: int | No
     """View ``view`` of ``lake``: its snapshot with the change log applied (cached per
     versions)."""
     frame = read_view_at(Settings(lake=lake), view, snapshot_version, log_version)
-    return frame if columns is None else frame[list(columns)]
+    if columns is None:
+        return frame
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:  # a view table written without its columns: read_latest reports it
+        raise ValueError(f"no column {', '.join(missing)}")
+    return frame[list(columns)]
 
 
 def _read_version(settings: Settings, name: str) -> tuple[int | None, pd.DataFrame | None]:

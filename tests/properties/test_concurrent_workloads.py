@@ -41,7 +41,6 @@ from aspen.pipeline.view_tables import row_to_tuple
 from aspen.settings import Settings
 
 K = 20.0
-_NO_SPARK = object()  # apply is stood in for: maintain_local gets no SparkSession to start
 
 
 def _no_apply(spark: Any, settings: Settings) -> None:
@@ -103,7 +102,7 @@ def maintain_program(name: str, program: Sequence[Sequence[Sequence[Any]]], part
         write_table(lake, "variables", _registry(born, died))
         if barrier is not None and number <= together:
             barrier.wait(timeout=120)
-        maintain_local(lake, spark=_NO_SPARK, partitions=partitions, mode=mode)
+        maintain_local(lake, partitions=partitions, mode=mode)
         problems += _differences(lake, step.live, number)
     if not verify_lake(lake).ok:  # the command's own check agrees
         problems.append(f"{name}: aspen verify reports a difference")

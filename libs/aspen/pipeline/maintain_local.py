@@ -22,6 +22,8 @@ it runs (:class:`LocalBatch`). No step needs a JVM: apply runs in process for sm
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -371,9 +373,27 @@ def _row_values(view: str, values: tuple) -> tuple:
                  for c, v in zip(VIEW_COLUMNS[view], values, strict=True))
 
 
-#: The runtimes this process keeps between batches, per (partitions, mode): a follower's batches
-#: reuse the engine state the last one committed instead of loading it from the lake.
-_WARM: dict[tuple[int, str], LocalBatch] = {}
+#: The runtimes this process keeps between batches, per (lake, partitions, mode), newest last: a
+#: follower's batches reuse the engine state the last one committed instead of loading it.
+_WARM: OrderedDict[tuple[str, int, str], tuple[threading.Lock, LocalBatch]] = OrderedDict()
+_WARM_GUARD = threading.Lock()
+#: How many lakes' runtimes a process keeps warm (each holds a lake's BDDs in memory).
+WARM_LAKES = 4
+
+
+def _warm_runtime(settings: Settings, partitions: int,
+                  mode: str) -> tuple[threading.Lock, LocalBatch]:
+    """The kept runtime of this lake, partition count and mode (created when absent) and the
+    lock a batch holds while it uses it: threads maintaining one lake take turns, and lakes
+    maintained at once never share a runtime."""
+    key = (settings.lake_uri, partitions, mode)
+    with _WARM_GUARD:
+        if key not in _WARM:
+            _WARM[key] = (threading.Lock(), LocalBatch(partitions, mode))
+        _WARM.move_to_end(key)
+        while len(_WARM) > WARM_LAKES:
+            _WARM.popitem(last=False)
+        return _WARM[key]
 
 
 def maintain_local(
@@ -394,14 +414,16 @@ def maintain_local(
 
     partitions = partitions or settings.partitions
     mode = mode or settings.mode
-    runtime = _WARM.setdefault((partitions, mode), LocalBatch(partitions, mode)).bind(settings)
+    lock, runtime = _warm_runtime(settings, partitions, mode)
     if spark is not None:
         meter = PhaseMeter.for_spark(spark)
     else:
         meter = PhaseMeter(lambda: 0)
     # a session only for a large backlog: a small one applies in process, with no JVM
     session = spark if spark is not None else _maintain_session
-    return run_batch(settings, runtime, meter, lambda: apply_pending(session, settings))
+    with lock:
+        return run_batch(settings, runtime.bind(settings), meter,
+                         lambda: apply_pending(session, settings))
 
 
 def _maintain_session() -> Any:
