@@ -281,8 +281,10 @@ def write_slice(spark: SparkSession, settings: Settings, shape: SliceShape,
     """Write the rows ``shape`` adds to ``previous`` to the four base tables (each one Delta
     commit: overwrite for the first slice, append after) and return the tables' versions.
 
-    >>> write_slice(spark, settings, shapes[1], shapes[0])  # doctest: +SKIP
-    {'link': 1, 'region_seed': 1, 'sensor': 1, 'triggered': 1}
+    Example, on a lake::
+
+        write_slice(spark, settings, shapes[1], shapes[0])
+        # {'link': 1, 'region_seed': 1, 'sensor': 1, 'triggered': 1}
     """
     from aspen.queries.stats import table_versions
 
@@ -531,8 +533,10 @@ def time_plan(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
     :func:`aspen.queries.execute.execute` computes, under its conf, written to Spark's ``noop``
     sink (the result is not stored).
 
-    >>> time_plan(spark, settings, parsed, plan, versions)  # doctest: +SKIP
-    1.84
+    Example, on a lake::
+
+        time_plan(spark, settings, parsed, plan, versions)
+        # 1.84
     """
     return _run(spark, settings, parsed, plan, versions, collect=False)[0]
 
@@ -627,7 +631,9 @@ def run_drift(spark: SparkSession, settings: Settings, shapes: Sequence[SliceSha
     ``params`` are cost-model parameters added to the lake's statistics; ``extra`` hindsight
     plans (:func:`hindsight_plans`) join the candidates.
 
-    >>> run = run_drift(spark, settings, drift_shapes(8, DriftParams.scaled(0.1)))  # doctest: +SKIP
+    Example, on a lake::
+
+        run = run_drift(spark, settings, drift_shapes(8, DriftParams.scaled(0.1)))
     """
     import random
 

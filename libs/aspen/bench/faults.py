@@ -390,9 +390,11 @@ def run_faulted(settings: Settings, phase: str, argv: Sequence[str], fault: str,
     its lease. Its output goes to ``log_stem``.out/.err. Returns once the process and its JVM
     are gone.
 
-    >>> run_faulted(settings, "ingest", ["ingest", "t.jsonl"], "kill", kill_after=2.0,
-    ...             env=subprocess_env(), log_stem=Path("logs/t01"))  # doctest: +SKIP
-    FaultOutcome(fired=True, code=-9, where='2.00 s after lease', ...)
+    Example, on a lake::
+
+        run_faulted(settings, "ingest", ["ingest", "t.jsonl"], "kill", kill_after=2.0,
+                    env=subprocess_env(), log_stem=Path("logs/t01"))
+        # FaultOutcome(fired=True, code=-9, where='2.00 s after lease', ...)
     """
     env = dict(env)
     if fault == "crash":
@@ -743,8 +745,10 @@ def check_lake(settings: Settings, files: Sequence[FileExpectation],
     """Checks (a), (b) and (c) of the module docstring over the lake at ``settings``, for the
     ingested ``files``; no Spark (delta-rs reads).
 
-    >>> check_lake(settings, [expectation_of(Path("t01.jsonl"))]).ok  # doctest: +SKIP
-    True
+    Example, on a lake::
+
+        check_lake(settings, [expectation_of(Path("t01.jsonl"))]).ok
+        # True
     """
     check = LakeCheck()
     applied = _check_log(settings, files, check)
@@ -838,11 +842,12 @@ class Campaign:
     the reruns run in it (the faulted runs are processes of their own, except with
     :meth:`trial` ``in_process``).
 
-    >>> campaign = Campaign(Path("results/faults"), spark, seed=1)  # doctest: +SKIP
-    >>> campaign.setup()  # doctest: +SKIP
-    >>> campaign.trial(1, PlannedTrial("ingest", "crash", "ingest:after-updates")).lost
-    ... # doctest: +SKIP
-    0
+    Example, on a lake::
+
+        campaign = Campaign(Path("results/faults"), spark, seed=1)
+        campaign.setup()
+        campaign.trial(1, PlannedTrial("ingest", "crash", "ingest:after-updates")).lost
+        # 0
     """
 
     def __init__(self, root: Path, spark: Any, seed: int = 0,

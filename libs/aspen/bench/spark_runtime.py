@@ -21,8 +21,10 @@ shuffles) and runs, on the same updates:
 link tuples drawn with ``seed``. Progress goes to :func:`~aspen.bench.common.write_partial`, so a
 run cut off by the bench worker still reports the batches it finished.
 
->>> maintain_batches(nodes=100, partitions=4, sizes=(1,))  # doctest: +SKIP
-{'nodes': 100, 'partitions': 4, 'build': {...}, 'batches': [...]}
+Example, on a lake::
+
+    maintain_batches(nodes=100, partitions=4, sizes=(1,))
+    # {'nodes': 100, 'partitions': 4, 'build': {...}, 'batches': [...]}
 """
 
 from __future__ import annotations
@@ -77,8 +79,10 @@ def recompute_from_lake(spark: Any, settings: Any, apply: bool = True) -> int:
     base table, compute their closure (:func:`~aspen.bench.peers.spark_df_closure`) and
     overwrite the Delta table ``reachable_recomputed`` with it; returns its rows. No provenance.
 
-    >>> recompute_from_lake(spark, Settings(lake="/tmp/lake"))  # doctest: +SKIP
-    1000000
+    Example, on a lake::
+
+        recompute_from_lake(spark, Settings(lake="/tmp/lake"))
+        # 1000000
     """
     from aspen.bench.peers import spark_df_closure
     from aspen.lake import tables

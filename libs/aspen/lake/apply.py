@@ -160,8 +160,10 @@ def fold_input(spark: SparkSession, settings: Settings, after: int, through: int
     instances live after batch ``after`` of the keys they touch, with the ``kind`` column
     :func:`~aspen.lake.fold.fold_key` reads.
 
-    >>> fold_input(spark, Settings(lake="/tmp/lake"), 0, 1).count()  # doctest: +SKIP
-    5
+    Example, on a lake::
+
+        fold_input(spark, Settings(lake="/tmp/lake"), 0, 1).count()
+        # 5
     """
     from pyspark.sql import functions as F
 
@@ -179,8 +181,10 @@ def fold_changes(rows: DataFrame) -> DataFrame:
     one partition, next to each other, and :func:`~aspen.lake.fold.fold_sorted` folds the
     partition's stream. Not materialized.
 
-    >>> fold_changes(fold_input(spark, settings, 0, 1)).count()  # doctest: +SKIP
-    4
+    Example, on a lake::
+
+        fold_changes(fold_input(spark, settings, 0, 1)).count()
+        # 4
     """
     return (
         rows.repartition("relation", "key")
@@ -283,8 +287,10 @@ def apply_pending(spark: SparkSession | Callable[[], SparkSession] | None, setti
     holds already (``maintain``, the TTL sweep), else its own for the call — refused with one
     line while another maintainer or a follower holds it.
 
-    >>> apply_pending(None, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
-    ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
+    Example, on a lake::
+
+        apply_pending(None, Settings(lake="/tmp/lake")).lines()
+        # ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
     """
     from aspen.lake.lease import MaintainerLease
 
@@ -396,8 +402,10 @@ def pending_changes(
     same batch appears in neither list. Deaths by expiry are included under their
     ``deleted_batch``. Collects to the driver (control-size data).
 
-    >>> [c.batch_id for c in pending_changes(spark, settings, after_batch=0)]  # doctest: +SKIP
-    [1, 2]
+    Example, on a lake::
+
+        [c.batch_id for c in pending_changes(spark, settings, after_batch=0)]
+        # [1, 2]
     """
     from pyspark.sql import functions as F
 
@@ -437,8 +445,10 @@ def live_instances(
 ) -> list[BaseFact]:
     """Every instance live after ``as_of_batch`` (default: the last applied), in seq order.
 
-    >>> live_instances(spark, settings)  # doctest: +SKIP
-    [BaseFact(relation='link', values=('a', 'b', 1.0), var='v1')]
+    Example, on a lake::
+
+        live_instances(spark, settings)
+        # [BaseFact(relation='link', values=('a', 'b', 1.0), var='v1')]
     """
     from pyspark.sql import functions as F
 

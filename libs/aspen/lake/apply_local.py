@@ -465,8 +465,10 @@ def apply_in_process(settings: Settings) -> ApplyReport:
     TTL sweep), else its own for the call — refused with one line while another maintainer or
     a follower holds it.
 
-    >>> apply_in_process(Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
-    ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
+    Example, on a lake::
+
+        apply_in_process(Settings(lake="/tmp/lake")).lines()
+        # ['applied batch 1: 5 update(s), 4 instance(s) born, 1 died, 0 note(s)']
     """
     from aspen.lake.deltars import table_exists
     from aspen.lake.lease import MaintainerLease

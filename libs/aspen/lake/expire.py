@@ -89,8 +89,10 @@ def expire_due(spark: SparkSession | Callable[[], SparkSession] | None, settings
     (in process only); ``in_process``: force a path for the sweep and its apply (None:
     :func:`sweeps_in_process` decides). Both paths return the same report.
 
-    >>> expire_due(None, Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
-    ['nothing expired as of 2026-01-01T00:00:00+00:00']
+    Example, on a lake::
+
+        expire_due(None, Settings(lake="/tmp/lake")).lines()
+        # ['nothing expired as of 2026-01-01T00:00:00+00:00']
     """
     from aspen.lake.lease import LOG_WAIT_SECONDS, LogWriterLease, MaintainerLease
 

@@ -119,8 +119,10 @@ def expire_in_process(settings: Settings, now: datetime | None = None,
     :data:`~aspen.lake.lease.LOG_WAIT_SECONDS`); ``apply``: how step 1 applies the log
     (default :func:`~aspen.lake.apply_local.apply_in_process`). See the module docstring.
 
-    >>> expire_in_process(Settings(lake="/tmp/lake")).lines()  # doctest: +SKIP
-    ['nothing expired as of 2026-01-01T00:00:00+00:00']
+    Example, on a lake::
+
+        expire_in_process(Settings(lake="/tmp/lake")).lines()
+        # ['nothing expired as of 2026-01-01T00:00:00+00:00']
     """
     from aspen.lake.lease import LOG_WAIT_SECONDS, LogWriterLease, MaintainerLease
 

@@ -323,8 +323,10 @@ class Lease:
         function that writes the lake (apply, ingest, the sweep) takes its lease itself and
         still runs inside a command that holds it already (``maintain`` applies first).
 
-        >>> with MaintainerLease.reentrant(settings, "aspen apply"):  # doctest: +SKIP
-        ...     apply_pending(spark, settings)
+        Example, on a lake::
+
+            with MaintainerLease.reentrant(settings, "aspen apply"):
+                apply_pending(spark, settings)
         """
         held = _HELD.get((cls.kind.table, settings.lake_uri))
         if held is not None and held._thread == threading.get_ident():
@@ -426,9 +428,11 @@ class Lease:
 class MaintainerLease(Lease):
     """The maintainer lease, for a ``with`` block: a second maintainer is refused at once.
 
-    >>> with MaintainerLease(Settings(lake="/tmp/lake"), "maintain") as lease:  # doctest: +SKIP
-    ...     run_one_batch()
-    ...     lease.check()  # just before the ledger row
+    Example, on a lake::
+
+        with MaintainerLease(Settings(lake="/tmp/lake"), "maintain") as lease:
+            run_one_batch()
+            lease.check()  # just before the ledger row
     """
 
     kind = MAINTAINER

@@ -315,8 +315,10 @@ def read_view_spark(spark: SparkSession, settings: Settings, view: str, snapshot
     key wins, a batch's deletions before its upserts), for Spark jobs that read a view (the
     continuous queries).
 
-    >>> read_view_spark(spark, settings, "reachable", 3, 7).count()  # doctest: +SKIP
-    42
+    Example, on a lake::
+
+        read_view_spark(spark, settings, "reachable", 3, 7).count()
+        # 42
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F

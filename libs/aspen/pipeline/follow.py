@@ -128,9 +128,10 @@ def follow(
     look first ingests the update files landed there (:func:`ingest_inbox`), so an update goes
     from landing to committed views in this one warm process.
 
-    >>> follow(Settings(lake="/tmp/lake"), lambda: maintain_spark(settings), max_batches=3)
-    ... # doctest: +SKIP
-    FollowReport(batches=3, polls=...)
+    Example, on a lake::
+
+        follow(Settings(lake="/tmp/lake"), lambda: maintain_spark(settings), max_batches=3)
+        # FollowReport(batches=3, polls=...)
     """
     if poll <= 0:
         raise ConfigError(f"--poll must be positive, got {poll}")

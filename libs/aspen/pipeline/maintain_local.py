@@ -406,8 +406,10 @@ def maintain_local(
     is used only for a large apply (:func:`aspen.lake.apply.apply_pending`); the runtime of
     this process's last batch on the lake is reused when it is still the committed state.
 
-    >>> maintain_local(Settings(lake="/tmp/lake"), partitions=2).lines()[0]  # doctest: +SKIP
-    'batch 1: through ingest batch 1, 240 instances inserted, 0 deleted, 2.10 s'
+    Example, on a lake::
+
+        maintain_local(Settings(lake="/tmp/lake"), partitions=2).lines()[0]
+        # 'batch 1: through ingest batch 1, 240 instances inserted, 0 deleted, 2.10 s'
     """
     from aspen.lake.apply import apply_pending
     from aspen.spark.phase_meter import PhaseMeter

@@ -489,8 +489,10 @@ def maintain_spark(
     in a process of their own for the application's life (:mod:`aspen.spark.host_process`);
     without, in whichever Python worker ran them last.
 
-    >>> maintain_spark(Settings(lake="/tmp/lake"), partitions=4)  # doctest: +SKIP
-    MaintainReport(batch_id=1, ...)
+    Example, on a lake::
+
+        maintain_spark(Settings(lake="/tmp/lake"), partitions=4)
+        # MaintainReport(batch_id=1, ...)
     """
     from aspen.lake.apply import apply_pending
 

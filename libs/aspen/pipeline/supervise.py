@@ -233,10 +233,12 @@ def ensure_follower(settings: Settings, inbox: Path, runtime: str, partitions: i
     live, or the lease stays busy for ``start_timeout`` seconds. ``launcher(command,
     log_path)`` starts the process (a test's fake; default: detached ``subprocess.Popen``).
 
-    >>> status = ensure_follower(Settings(lake="/srv/lake"), Path("/srv/inbox"), "local", 4,
-    ...                          "lazy", Path("/srv/.aspen-follower.log"))  # doctest: +SKIP
-    >>> status.state, status.pid  # doctest: +SKIP
-    ('started', 4242)
+    Example, on a lake::
+
+        status = ensure_follower(Settings(lake="/srv/lake"), Path("/srv/inbox"), "local", 4,
+                                 "lazy", Path("/srv/.aspen-follower.log"))
+        status.state, status.pid
+        # ('started', 4242)
     """
     launch = launcher or _popen
     deadline = time.monotonic() + start_timeout
@@ -305,8 +307,10 @@ def wait_for_inbox(settings: Settings, inbox: Path, timeout: float = START_TIMEO
     is not there yet. Raises :class:`FollowerError` when no live follower ingests ``inbox`` any
     more (a retry of the task then ingests the files itself).
 
-    >>> wait_for_inbox(settings, Path("/srv/inbox"))  # doctest: +SKIP
-    'the follower pid 4242 on h1 ingested 1 file(s) of /srv/inbox and committed batch 3'
+    Example, on a lake::
+
+        wait_for_inbox(settings, Path("/srv/inbox"))
+        # 'the follower pid 4242 on h1 ingested 1 file(s) of /srv/inbox and committed batch 3'
     """
     from aspen.lake.apply_local import pending_updates
     from aspen.pipeline.batch import registry_through

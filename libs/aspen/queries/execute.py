@@ -133,8 +133,10 @@ def execute(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
     """Run ``parsed`` following ``plan`` (estimates from ``stats``), write ``q_<name>`` and
     append the run to ``query_runs``.
 
-    >>> execute(spark, lake, parsed, plan, stats).result_rows  # doctest: +SKIP
-    42
+    Example, on a lake::
+
+        execute(spark, lake, parsed, plan, stats).result_rows
+        # 42
     """
     from aspen.spark.checkpoint import checkpointed, checkpointed_rdd
     from aspen.spark.session import temporary_conf

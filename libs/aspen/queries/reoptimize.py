@@ -218,9 +218,10 @@ def reoptimize_with(settings: Settings, name: str, document: Mapping[str, Any],
     forward from the saved state, :func:`carry_selectivities`): apply what moved to the saved
     optimizer (or start from scratch), adopt a changed plan, save the optimizer.
 
-    >>> reoptimize_with(settings, "hot", {"tables": {"link": {"rows": 4800}}}).plan_changed
-    ... # doctest: +SKIP
-    True
+    Example, on a lake::
+
+        reoptimize_with(settings, "hot", {"tables": {"link": {"rows": 4800}}}).plan_changed
+        # True
     """
     if method not in METHODS:
         raise ConfigError(f"unknown optimizer method {method!r}; known: {', '.join(METHODS)}")

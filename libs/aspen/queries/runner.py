@@ -8,8 +8,10 @@ when asked to plan again). :func:`run_registered` runs every registered query â€
 maintainer calls after each maintained batch, inside its lease, so the queries see the batch's
 tables as committed.
 
->>> run_registered(spark, settings, batch_id=7)  # doctest: +SKIP
-[QueryOutcome(name='hot_links', report=RunReport(...), error=None)]
+Example, on a lake::
+
+    run_registered(spark, settings, batch_id=7)
+    # [QueryOutcome(name='hot_links', report=RunReport(...), error=None)]
 """
 
 from __future__ import annotations

@@ -125,8 +125,10 @@ def lake_stats(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
     """The statistics of ``parsed``'s tables (at ``versions``, default the current ones) and
     the join selectivities of its last run since ``observed_since`` (None: any run).
 
-    >>> lake_stats(spark, settings, parse_query("q", sql)).stats.rows("link")  # doctest: +SKIP
-    120.0
+    Example, on a lake::
+
+        lake_stats(spark, settings, parse_query("q", sql)).stats.rows("link")
+        # 120.0
     """
     from pyspark.sql import types as T
 

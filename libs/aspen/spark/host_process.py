@@ -80,8 +80,10 @@ def run_on_host(application: str, host: int, function: Callable[..., Any], *args
     """``function(*args)`` run by the host process of ``host`` (started if it is not running);
     its exception, if it raises, is raised here. ``function`` must be importable by name.
 
-    >>> run_on_host("doctest-app", 0, max, 2, 5)  # doctest: +SKIP
-    5
+    Example, in a Spark application::
+
+        run_on_host("doctest-app", 0, max, 2, 5)
+        # 5
     """
     with contextlib.closing(_connect(socket_path(application, host))) as sock:
         _send(sock, (function, args))
