@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,14 @@ def verdicts(series: Mapping[str, Sequence[float]]) -> dict[str, str]:
     return out
 
 
+def _drain(stream: Any, path: Path) -> None:
+    """Copy the rest of a process's output ``stream`` into the file ``path``."""
+    with path.open("a") as out:
+        for line in stream:
+            out.write(line)
+            out.flush()
+
+
 def _tree_rss_mb(pid: int) -> float:
     import psutil
 
@@ -167,6 +176,9 @@ def soak(nodes: int = 100, rate: float = 5.0, minutes: float = 30.0, every: floa
         for line in follower.stdout:
             if line.startswith("following"):
                 break
+        # keep reading its per-batch lines: a full pipe would stop the follower mid-write
+        threading.Thread(target=_drain, args=(follower.stdout, root / "follower.out"),
+                         daemon=True).start()
         started, began = time.perf_counter(), time.time()
         covered_through = ledger.last_committed(settings).through_ingest_batch
         next_sample = 0.0
