@@ -217,18 +217,17 @@ def _updates(settings: Settings, after: int, through: int) -> pd.DataFrame:
 def _pre_state(settings: Settings, last: int, touched: pd.DataFrame) -> pd.DataFrame:
     """Registry instances live as of batch ``last`` (what a clean run would have seen: not
     what a crashed run wrote after it) of the (relation, key) pairs in ``touched``."""
-    import pyarrow as pa
     import pyarrow.compute as pc
+
+    from aspen.lake.deltars import text_field
 
     dataset = _dataset(settings, tables.VARIABLES)
     if dataset is None or touched.empty:
         return pd.DataFrame(columns=list(_STATE_COLUMNS))
-    deleted, death = pc.field("deleted_batch"), pc.field("death")
+    deleted, death = pc.field("deleted_batch"), text_field("death")
     alive = deleted.is_null() | (
         (deleted > last) & (death.is_null() | (death != "expired")))
-    # the cast keeps pyarrow from testing the set against the files' row-group statistics,
-    # which delta-rs writes as string_view and Spark as string (a kernel pyarrow lacks)
-    keys = pc.field("key").cast(pa.string()).isin(sorted(set(touched["key"])))
+    keys = text_field("key").isin(sorted(set(touched["key"])))
     live = dataset.to_table(
         columns=list(_STATE_COLUMNS),
         filter=(pc.field("inserted_batch") <= last) & alive & keys,

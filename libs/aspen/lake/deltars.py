@@ -29,7 +29,7 @@ __all__ = [
     "NEW_TABLE_PROPERTIES", "append_table", "column_max", "column_maxima", "commit_after",
     "data_bytes", "delete_where", "exact_row_count", "partition_columns", "read_table",
     "replace_batch", "row_count", "table_columns", "table_exists", "table_version",
-    "table_version_or_none", "write_table",
+    "table_version_or_none", "text_field", "write_table",
 ]
 
 #: The table properties of a table :func:`append_table` creates: those Aspen's Spark sessions
@@ -54,6 +54,25 @@ def _open(settings: Settings, name: str, version: int | None = None):
             f"table '{name}' does not exist under {settings.lake_uri} "
             "(run `aspen ingest` and `aspen maintain` first)"
         ) from err
+
+
+def text_field(name: str) -> Any:
+    """A string column for a pyarrow scan filter, safe on files of mixed string types.
+
+    delta-rs's MERGE writes strings as ``string_view`` and Spark and appends as ``string``;
+    pyarrow compares a literal with a file's statistics in the file's type and has no kernel
+    for the pair, so a plain ``field(name) == "x"`` fails on a file whose column holds one value.
+    The cast keeps the statistics out of it.
+
+    >>> import pyarrow as pa, pyarrow.dataset as ds
+    >>> rows = ds.dataset(pa.table({"death": ["expired", "deleted"]}))
+    >>> rows.to_table(filter=text_field("death") == "expired").num_rows
+    1
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.field(name).cast(pa.string())
 
 
 def table_exists(settings: Settings, name: str) -> bool:

@@ -277,17 +277,16 @@ def read_view_at(settings: Settings, view: str, snapshot_version: int,
                  log_version: int | None) -> pd.DataFrame:
     """``view``'s rows from its snapshot at ``snapshot_version`` and the log at ``log_version``
     (None: no log yet), both read with delta-rs (:func:`current_rows`)."""
-    import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
-    from aspen.lake.deltars import read_table
+    from aspen.lake.deltars import read_table, text_field
 
     snapshot = read_table(settings, view, version=snapshot_version)
     if log_version is None:
         return snapshot
     dataset = DeltaTable(settings.table_uri(VIEW_CHANGES), version=log_version) \
         .to_pyarrow_dataset()
-    changes = dataset.to_table(filter=ds.field("view") == view).to_pandas()
+    changes = dataset.to_table(filter=text_field("view") == view).to_pandas()
     return current_rows(view, snapshot, changes)
 
 

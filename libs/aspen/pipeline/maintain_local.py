@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.catalog import VIEW_COLUMNS, VIEWS
 from aspen.errors import EngineError
-from aspen.lake.deltars import table_exists, write_table
+from aspen.lake.deltars import table_exists, text_field, write_table
 from aspen.lake.view_log import (
     CHANGE_DELETE,
     CHANGE_UPSERT,
@@ -87,7 +87,7 @@ def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> StoredState |
     if "through_ingest_batch" not in dataset.schema.names:
         return None  # written by an older Aspen: rebuild from the registry
     usable = (ds.field("batch_id") <= entry.batch_id) & \
-        (ds.field("partitions") == entry.partitions) & (ds.field("mode") == entry.mode)
+        (ds.field("partitions") == entry.partitions) & (text_field("mode") == entry.mode)
     index = dataset.to_table(filter=usable, columns=["batch_id", "through_ingest_batch"])
     if index.num_rows == 0:
         return None
