@@ -23,6 +23,8 @@ __all__ = [
     "UnknownKeyError",
     "NotBuiltYetError",
     "ProvenanceError",
+    "OrphanDeltaError",
+    "ProvenanceExpiredError",
     "EngineError",
     "InjectedCrash",
 ]
@@ -82,9 +84,17 @@ class ProvenanceError(AspenError):
     """Invalid provenance: an undecodable BDD, an unknown variable, a bad order."""
 
 
+class OrphanDeltaError(ProvenanceError):
+    """A delta-encoded TID set was read without the full set it is based on."""
+
+
 class EngineError(AspenError):
     """An operator or plan was used outside its contract."""
 
 
 class InjectedCrash(AspenError):
     """A crash injected on purpose at a named point (``ASPEN_CRASH_AT``), to test recovery."""
+
+
+class ProvenanceExpiredError(LakeError):
+    """The readings behind a window are past their retention: provenance cannot be rebuilt."""

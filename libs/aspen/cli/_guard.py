@@ -58,7 +58,7 @@ DEBUG_ENV = "ASPEN_DEBUG"
 #: Commands that never open the lake (only the syntax of an explicit ``--lake`` is checked).
 NO_LAKE_COMMANDS = frozenset({"generate", "bench", "optimize"})
 #: Commands that write to the lake whatever their options (the others below depend on them).
-_ALWAYS_WRITE = frozenset({"ingest", "maintain", "expire", "demo"})
+_ALWAYS_WRITE = frozenset({"ingest", "maintain", "expire", "demo", "stream"})
 #: ``aspen query`` actions that write (the query registry or a result table).
 _QUERY_WRITES = frozenset({"register", "plan", "run", "drop"})
 

@@ -13,12 +13,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "explain",
         help="explain a view tuple: witness sets and critical base tuples",
         description="Examples: aspen explain reachable n1 n7; aspen explain cheapest_path n1 n7; "
-        "aspen explain active_region r1 s12",
+        "aspen explain active_region r1 s12; aspen explain triggered s12 (the rule's windows "
+        "and readings behind a sensor's triggered state)",
     )
     p.add_argument("view", metavar="VIEW")
     p.add_argument("key", metavar="KEY", nargs="+", help="leading attributes of the tuple")
     p.add_argument("--limit", type=int, default=20, help="at most this many witnesses per tuple")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--at", default=None, metavar="TIME",
+                   help="triggered: the state as of TIME (ISO 8601; default: the latest)")
+    p.add_argument("--rule", default="avg_above",
+                   help="triggered: the rule whose decisions to explain (default avg_above)")
     p.set_defaults(func=run)
 
 
@@ -29,6 +34,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.limit < 0:
         raise ConfigError(f"--limit must not be negative, got {args.limit}")
+    if args.view == "triggered":
+        return _triggered(args, settings)
+    if args.at is not None:
+        raise ConfigError("--at applies to 'aspen explain triggered' only")
     explanations = LakeProvenance(settings).explain(args.view, tuple(args.key), limit=args.limit)
     if args.format == "json":
         print(json.dumps([e.as_dict() for e in explanations], indent=1))
@@ -39,4 +48,47 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         for i, w in enumerate(e.witnesses, 1):
             print(printable(f"   {i:>3}. {' ∧ '.join(w)}"))
         print(printable(f"  critical (each alone removes it): {', '.join(e.critical) or 'none'}"))
+    return 0
+
+
+def _triggered(args: argparse.Namespace, settings: Settings) -> int:
+    """``aspen explain triggered SENSOR``: the windows and readings behind its state."""
+    from datetime import UTC, datetime
+
+    from aspen.cli._output import printable
+    from aspen.errors import ConfigError
+    from aspen.pipeline.reading_provenance import explain_triggered
+    from aspen.pipeline.reading_stream import load_rule
+
+    if len(args.key) != 1:
+        raise ConfigError("aspen explain triggered takes one sensor id")
+    at = None
+    if args.at is not None:
+        try:
+            at = datetime.fromisoformat(args.at)
+        except ValueError:
+            raise ConfigError(f"--at {args.at!r} is not an ISO 8601 time") from None
+        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+    known = load_rule(settings, args.rule)
+    if known is None:
+        raise ConfigError(f"no stream has run rule '{args.rule}' on this lake (aspen stream)")
+    rule = known[0]
+    explained = explain_triggered(settings, args.key[0], rule, at)
+    if args.format == "json":
+        print(json.dumps(explained.as_dict(), indent=1))
+        return 0
+    state = "triggered" if explained.triggered else "not triggered"
+    when = f" as of {at.isoformat()}" if at is not None else ""
+    print(printable(f"{explained.sensor}: {state}{when} under rule {rule.name} "
+                    f"({rule.describe()})"))
+    if not explained.windows:
+        print("  no window of this sensor has decided anything yet")
+    for window in explained.windows:
+        made = {"insert": "triggered it", "delete": "un-triggered it"}.get(
+            window.decision or "", "kept it")
+        print(printable(f"  window [{window.start:%Y-%m-%d %H:%M:%S}, {window.end:%H:%M:%S}) "
+                        f"{rule.aggregate} {window.avg:.2f} over {window.count} reading(s): "
+                        f"{made}"))
+        for reading_id, ts, value in window.readings:
+            print(f"    reading {reading_id}  {ts:%Y-%m-%d %H:%M:%S.%f}  {value:g}")
     return 0

@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "generate",
     "ingest",
     "maintain",
+    "stream",
     "expire",
     "show",
     "explain",

@@ -1,8 +1,10 @@
 """Ingest update files into the Delta ``updates`` log, with bad records in ``quarantine``.
 
 One call of :func:`ingest_files` is one **ingest batch**: every new file's valid records are
-appended to ``updates`` with the new ``batch_id`` and consecutive global ``seq`` numbers, every
-invalid one to ``quarantine`` with its raw text, source, line and reason; nothing is dropped.
+appended to ``updates`` with the new ``batch_id`` and consecutive global ``seq`` numbers, its
+sensor readings to ``readings`` with consecutive reading ``id`` numbers (their own sequence, in
+file and line order), every invalid record to ``quarantine`` with its raw text, source, line and
+reason; nothing is dropped.
 Validation runs in this process (:mod:`aspen.lake.validation`): update files are small inputs.
 The tables are read and written through delta-rs with pyarrow (:mod:`aspen.lake.deltars`): an
 ingest starts no JVM and no SparkSession. A table it creates on a fresh lake has the schema of
@@ -64,7 +66,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
 __all__ = [
-    "FORMATS", "FileReport", "IngestReport", "check_inputs", "guess_format", "ingest_files",
+    "FORMATS", "FileReport", "IngestReport", "check_inputs", "guess_format", "ingest_data",
+    "ingest_files",
 ]
 
 #: File suffix → format.
@@ -118,6 +121,9 @@ class FileReport:
     reasons: dict[str, int] = field(default_factory=dict)
     seq_start: int | None = None
     seq_end: int | None = None
+    readings: int = 0
+    reading_start: int | None = None
+    reading_end: int | None = None
     already_ingested_in: int | None = None
     #: ``(source, batch)`` of an ingested file of another name with the same content.
     same_content_as: tuple[str, int] | None = None
@@ -145,10 +151,14 @@ class FileReport:
         text = f"{self.source}: {self.valid} valid, {self.quarantined} quarantined"
         if reasons:
             text += f" ({reasons})"
+        if self.readings:
+            text += f", {self.readings} reading{'s' if self.readings != 1 else ''}"
         if self.blank:
             text += f", {self.blank} blank line{'s' if self.blank != 1 else ''} skipped"
         if self.valid:
             text += f"; seq {self.seq_start}–{self.seq_end}"
+        if self.readings:
+            text += f"; reading ids {self.reading_start}–{self.reading_end}"
         return text + f" → batch {self.batch_id}"
 
 
@@ -167,6 +177,10 @@ class IngestReport:
     def quarantined(self) -> int:
         return sum(f.quarantined for f in self.files if f.already_ingested_in is None)
 
+    @property
+    def readings(self) -> int:
+        return sum(f.readings for f in self.files if f.already_ingested_in is None)
+
     def lines(self) -> list[str]:
         """Human-readable summary lines (one per file, and its warning if any, then a total)."""
         out = []
@@ -177,8 +191,9 @@ class IngestReport:
         if self.batch_id is None:
             out.append("nothing new to ingest")
         else:
+            readings = f", {self.readings} to readings" if self.readings else ""
             out.append(
-                f"batch {self.batch_id}: {self.valid} record(s) appended to updates, "
+                f"batch {self.batch_id}: {self.valid} record(s) appended to updates{readings}, "
                 f"{self.quarantined} to quarantine"
             )
         return out
@@ -260,8 +275,17 @@ def _fresh_inputs(inputs: list[_Input], done: dict[tuple[str, str], int],
 def _drop_uncommitted(settings: Settings, batch_id: int) -> None:
     """Delete rows a crashed run left for batches ≥ ``batch_id`` (none have a commit marker);
     a table without such rows gets no commit."""
-    for name in (tables.UPDATES, tables.QUARANTINE):
+    for name in (tables.UPDATES, tables.READINGS, tables.QUARANTINE):
+        if name == tables.READINGS and not deltars.table_exists(settings, name):
+            continue  # a lake that never had a reading
         deltars.delete_where(settings, name, f"batch_id >= {int(batch_id)}")
+
+
+def _last_reading_id(settings: Settings) -> int:
+    """The largest committed reading id (0 when none), once leftovers are dropped."""
+    if not deltars.table_exists(settings, tables.READINGS):
+        return 0
+    return deltars.column_max(settings, tables.READINGS, "id") or 0
 
 
 def _arrow_rows(name: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
@@ -313,7 +337,31 @@ to updates, 0 to quarantine']
     >>> ingest_files(lake, [folder / "day1.jsonl"]).batch_id is None  # the same content again
     True
     """
-    inputs = _read_inputs(paths)
+    return _ingest_inputs(settings, _read_inputs(paths), wait)
+
+
+def ingest_data(settings: Settings, named: list[tuple[str, bytes]],
+                wait: float = LOG_WAIT_SECONDS) -> IngestReport:
+    """Ingest update files given as (name, bytes) — what a job writes into the log itself (the
+    readings stream's decisions) — exactly as :func:`ingest_files` ingests files: the name and
+    content identify it, so the same name and bytes again are already ingested.
+
+    >>> import tempfile
+    >>> lake = Settings(lake=tempfile.mkdtemp() + "/lake")
+    >>> line = b'{"op": "insert", "relation": "triggered", "id": "s1"}\\n'
+    >>> ingest_data(lake, [("stream-1.jsonl", line)]).batch_id
+    1
+    >>> ingest_data(lake, [("stream-1.jsonl", line)]).batch_id is None
+    True
+    """
+    inputs = [_Input(FileReport(_text(name), _text(name), hashlib.sha256(data).hexdigest()),
+                     guess_format(name), data) for name, data in named]
+    if not inputs:
+        raise ConfigError("no update files given")
+    return _ingest_inputs(settings, inputs, wait)
+
+
+def _ingest_inputs(settings: Settings, inputs: list[_Input], wait: float) -> IngestReport:
     checked: dict[tuple[str, str], FileValidation] = {}
     for item in inputs:  # before the lease: the lease is held for writing only
         content_key = (item.report.source, item.report.sha256)
@@ -334,9 +382,13 @@ def _ingest(settings: Settings, inputs: list[_Input],
 
     ingested_at = datetime.now(UTC)
     update_rows: list[tuple[Any, ...]] = []
+    reading_rows: list[tuple[Any, ...]] = []
     quarantine_rows: list[tuple[Any, ...]] = []
     file_rows: list[tuple[Any, ...]] = []
     seq = last_seq
+    lease.check()
+    _drop_uncommitted(settings, batch_id)
+    reading_id = _last_reading_id(settings)
     for item in fresh:
         report = item.report
         validation = checked[(report.source, report.sha256)]
@@ -355,6 +407,14 @@ def _ingest(settings: Settings, inputs: list[_Input],
                 _text(rejection.reason), rejection.code, ingested_at,
             ))
         report.seq_end = seq
+        if validation.readings:
+            report.reading_start = reading_id + 1
+        for line, reading in validation.readings:
+            reading_id += 1
+            reading_rows.append((reading_id, batch_id, report.source, line, reading.sensor,
+                                 reading.ts, reading.value, ingested_at))
+        report.reading_end = reading_id if validation.readings else None
+        report.readings = len(validation.readings)
         report.valid = len(validation.records)
         report.quarantined = len(validation.rejections)
         report.blank = validation.blank
@@ -364,10 +424,11 @@ def _ingest(settings: Settings, inputs: list[_Input],
             report.valid, report.quarantined, report.blank, ingested_at,
         ))
 
-    lease.check()
-    _drop_uncommitted(settings, batch_id)
-    for name, rows in ((tables.UPDATES, update_rows), (tables.QUARANTINE, quarantine_rows),
-                       (tables.INGEST_FILES, file_rows)):  # the commit marker: last
+    appends = [(tables.UPDATES, update_rows), (tables.QUARANTINE, quarantine_rows),
+               (tables.INGEST_FILES, file_rows)]  # the commit marker: last
+    if reading_rows:
+        appends.insert(1, (tables.READINGS, reading_rows))
+    for name, rows in appends:
         lease.check()  # a writer that lost the lease stops before its marker
         _append(settings, name, rows)
     return IngestReport(batch_id, [item.report for item in inputs])

@@ -31,6 +31,7 @@ __all__ = [
     "UPDATES",
     "QUARANTINE",
     "INGEST_FILES",
+    "READINGS",
     "VARIABLES",
     "APPLY_NOTES",
     "APPLY_STATE",
@@ -48,6 +49,7 @@ __all__ = [
 UPDATES = "updates"
 QUARANTINE = "quarantine"
 INGEST_FILES = "ingest_files"
+READINGS = "readings"
 VARIABLES = "variables"
 APPLY_NOTES = "apply_notes"
 APPLY_STATE = "apply_state"
@@ -88,6 +90,12 @@ TABLE_DDL: dict[str, str] = {
     INGEST_FILES: (
         "source STRING, sha256 STRING, path STRING, batch_id BIGINT, seq_start BIGINT, "
         "seq_end BIGINT, valid BIGINT, quarantined BIGINT, blank BIGINT, ingested_at TIMESTAMP"
+    ),
+    # sensor readings, append-only: ``id`` is unique and consecutive over the table, in the
+    # order the readings were ingested
+    READINGS: (
+        "id BIGINT, batch_id BIGINT, source STRING, line BIGINT, sensor STRING, ts TIMESTAMP, "
+        "value DOUBLE, ingested_at TIMESTAMP"
     ),
     "link": f"src STRING, dst STRING, cost DOUBLE, {_INSTANCE_COLS}",
     "sensor": f"id STRING, x DOUBLE, y DOUBLE, {_INSTANCE_COLS}",

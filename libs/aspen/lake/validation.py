@@ -20,6 +20,12 @@ Rules ("Update records", docs/architecture.md):
   ≥ 0; ``x``/``y`` are finite numbers. JSON values keep their JSON type (``"id": 5`` and
   ``"cost": "2"`` are rejected); CSV cells are text and are converted. A JSON ``null`` or an empty
   CSV cell counts as absent.
+- A sensor reading is ``{"op": "insert", "relation": "reading", "sensor": ID, "ts": ISO 8601,
+  "value": NUMBER}``: all four required, nothing else; readings are only inserted
+  (``reading_not_insert``); ``ts`` follows ``event_time``'s rules and bounds (``bad_ts``,
+  ``ts_out_of_range``), ``value`` is a finite number of magnitude at most 1e15 (``bad_value``,
+  ``number_out_of_range``). It becomes a :class:`ReadingRecord` (the ``readings`` table), not an
+  update.
 - Unknown fields are rejected (a misspelt ``ttl`` would otherwise be silently ignored).
 - A JSON object names each field once (``duplicate_field``: ``json`` would keep the last
   value and silently drop the others).
@@ -93,6 +99,8 @@ __all__ = [
     "MAX_LINE_BYTES",
     "RAW_KEPT_CHARS",
     "UpdateRecord",
+    "ReadingRecord",
+    "READING_FIELDS",
     "Rejection",
     "FileValidation",
     "invalid",
@@ -119,6 +127,11 @@ NUMBER_FIELDS: frozenset[str] = frozenset({"cost", "x", "y", "ttl_s"})
 FIELDS: tuple[str, ...] = (
     "op", "relation", "src", "dst", "cost", "id", "x", "y", "region", "ttl_s", "event_time",
 )
+
+#: The fields of a sensor reading, in the column order of the CSV format.
+READING_FIELDS: tuple[str, ...] = ("op", "relation", "sensor", "ts", "value")
+#: The relation name of a sensor reading (not a base relation: readings go to ``readings``).
+READING = "reading"
 
 _ISO_EXAMPLE = "2026-01-01T12:00:00Z"
 
@@ -156,7 +169,7 @@ REASON_CODES: dict[str, str] = {
     "csv_column_count": "the CSV row has another number of cells than the header",
     "missing_field": "a required field (op, relation, or one the relation needs) is absent",
     "unknown_op": "op is not insert or delete",
-    "unknown_relation": "relation is not link, sensor, triggered or region_seed",
+    "unknown_relation": "relation is not link, sensor, triggered, region_seed or reading",
     "unknown_field": "a field Aspen does not know",
     "field_not_allowed": "a known field this op and relation do not take",
     "ttl_on_delete": "a delete with ttl_s",
@@ -171,6 +184,10 @@ REASON_CODES: dict[str, str] = {
     "ttl_out_of_range": f"ttl_s above {MAX_TTL_SECONDS:g} s (ten years)",
     "bad_event_time": "event_time not an ISO 8601 timestamp",
     "event_time_out_of_range": "event_time before 1970-01-01 or from 2200-01-01 UTC on",
+    "reading_not_insert": "a reading whose op is not insert (readings are only inserted)",
+    "bad_ts": "a reading's ts not an ISO 8601 timestamp",
+    "ts_out_of_range": "a reading's ts before 1970-01-01 or from 2200-01-01 UTC on",
+    "bad_value": "a reading's value not finite",
     "unreadable_record": "any other failure to read the record (the reason names it)",
 }
 
@@ -209,6 +226,17 @@ class UpdateRecord:
 
 
 @dataclass(frozen=True)
+class ReadingRecord:
+    """A valid sensor reading: the sensor's id, its event time (UTC-aware) and its value."""
+
+    sensor: str
+    ts: datetime
+    value: float
+    op: str = "insert"
+    relation: str = READING
+
+
+@dataclass(frozen=True)
 class Rejection:
     """A record that goes to quarantine."""
 
@@ -223,6 +251,7 @@ class FileValidation:
     """The outcome of validating one file: valid records, rejections, blank lines skipped."""
 
     records: list[tuple[int, UpdateRecord]] = field(default_factory=list)
+    readings: list[tuple[int, ReadingRecord]] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     blank: int = 0
 
@@ -288,6 +317,7 @@ def _describe(value: Any) -> str:
 def _number(name: str, value: Any, what: str, from_text: bool, line: int | None) -> float:
     rule = {
         "cost": "cost must be a finite number ≥ 0",
+        "value": "a reading's value must be a finite number",
         "ttl_s": "ttl_s must be a finite number of seconds ≥ 0",
     }.get(name, f"{name} must be a finite number")
     if name == "ttl_s":
@@ -310,7 +340,7 @@ def _number(name: str, value: Any, what: str, from_text: bool, line: int | None)
         except OverflowError:  # an integer beyond every float
             reason = f"{what} has {name} {_describe(value)}; {range_rule}"
             raise invalid(range_code, reason, line) from None
-    code = {"cost": "bad_cost", "ttl_s": "bad_ttl"}.get(name, "bad_number")
+    code = {"cost": "bad_cost", "ttl_s": "bad_ttl", "value": "bad_value"}.get(name, "bad_number")
     if not math.isfinite(number):
         raise invalid(code, f"{what} has {name} {number!r}; {rule}", line)
     if name in ("cost", "ttl_s") and number < 0:
@@ -339,30 +369,58 @@ def _identifier(name: str, value: Any, what: str, line: int | None) -> str:
     return value
 
 
-def _timestamp(value: Any, what: str, line: int | None) -> datetime:
-    rule = f"event_time must be an ISO 8601 timestamp such as {_ISO_EXAMPLE}"
+def _timestamp(value: Any, what: str, line: int | None, name: str = "event_time") -> datetime:
+    bad, out_of_range = ("bad_ts", "ts_out_of_range") if name == "ts" else (
+        "bad_event_time", "event_time_out_of_range")
+    rule = f"{name} must be an ISO 8601 timestamp such as {_ISO_EXAMPLE}"
     if not isinstance(value, str):
-        raise invalid("bad_event_time", f"{what} has event_time {_describe(value)}; {rule}", line)
+        raise invalid(bad, f"{what} has {name} {_describe(value)}; {rule}", line)
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        reason = f"{what} has event_time {_quoted(value)}; {rule}"
-        raise invalid("bad_event_time", reason, line) from None
-    range_rule = (f"event_time must be from {EARLIEST_EVENT_TIME:%Y-%m-%d} up to (not including) "
+        reason = f"{what} has {name} {_quoted(value)}; {rule}"
+        raise invalid(bad, reason, line) from None
+    range_rule = (f"{name} must be from {EARLIEST_EVENT_TIME:%Y-%m-%d} up to (not including) "
                   f"{LATEST_EVENT_TIME:%Y-%m-%d} UTC")
     try:
         moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     except OverflowError:  # e.g. 9999-12-31T23:59:59-05:00 is in the year 10000 in UTC
         moment = None
     if moment is None or not EARLIEST_EVENT_TIME <= moment < LATEST_EVENT_TIME:
-        reason = f"{what} has event_time {_quoted(value)}; {range_rule}"
-        raise invalid("event_time_out_of_range", reason, line)
+        reason = f"{what} has {name} {_quoted(value)}; {range_rule}"
+        raise invalid(out_of_range, reason, line)
     return moment
+
+
+def _reading(present: Mapping[str, Any], from_text: bool, line: int | None) -> ReadingRecord:
+    """A reading's record from its present fields (``relation`` is ``reading``).
+
+    >>> _reading({"op": "insert", "relation": "reading", "sensor": "s7",
+    ...           "ts": "2026-12-01T10:00:03Z", "value": 93.1}, False, 1).value
+    93.1
+    """
+    what = "reading"
+    needs = "a reading needs op insert, sensor, ts and value"
+    if present["op"] != "insert":
+        raise invalid("reading_not_insert",
+                      f"a reading with op {_quoted(present['op'])}; readings are only inserted",
+                      line)
+    for name in present:
+        if name not in READING_FIELDS:
+            code = "field_not_allowed" if name in FIELDS else "unknown_field"
+            raise invalid(code, f"{what} does not take {_quoted(name)}; {needs}", line)
+    for name in READING_FIELDS[2:]:
+        if name not in present:
+            raise invalid("missing_field", f"{what} is missing {name}; {needs}", line)
+    return ReadingRecord(
+        sensor=_identifier("sensor", present["sensor"], what, line),
+        ts=_timestamp(present["ts"], what, line, name="ts"),
+        value=_number("value", present["value"], what, from_text, line))
 
 
 def validate_record(
     raw: Mapping[str, Any], *, line: int | None = None, from_text: bool = False
-) -> UpdateRecord:
+) -> UpdateRecord | ReadingRecord:
     """Validate one record given as a mapping; ``from_text`` when values are CSV cells (text).
 
     Raises :class:`InvalidRecordError` (with ``reason`` and ``code``) on any problem.
@@ -385,12 +443,14 @@ def validate_record(
             reason = f"missing {name}; every record needs op and relation"
             raise invalid("missing_field", reason, line)
     op, relation = present["op"], present["relation"]
+    if relation == READING:
+        return _reading(present, from_text, line)
     if not isinstance(op, str) or op not in OPS:
         shown = _describe(op) if not isinstance(op, str) else _quoted(op)
         raise invalid("unknown_op", f"unknown op {shown}; op must be 'insert' or 'delete'", line)
     if not isinstance(relation, str) or relation not in RELATIONS:
         shown = _describe(relation) if not isinstance(relation, str) else _quoted(relation)
-        known = ", ".join(RELATIONS)
+        known = ", ".join((*RELATIONS, READING))
         raise invalid(
             "unknown_relation", f"unknown relation {shown}; relation must be one of {known}", line
         )
@@ -445,7 +505,7 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
+def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord | ReadingRecord:
     """Validate one JSON Lines line (one JSON object).
 
     >>> validate_json_line('[1]', line=4)  # doctest: +ELLIPSIS
@@ -489,7 +549,7 @@ def validate_json_line(text: str, *, line: int | None = None) -> UpdateRecord:
 
 def validate_csv_row(
     cells: list[str], header: list[str], *, line: int | None = None
-) -> UpdateRecord:
+) -> UpdateRecord | ReadingRecord:
     """Validate one CSV row against its file's header.
 
     >>> header = ["op", "relation", "id", "x", "y"]
@@ -607,5 +667,8 @@ def validate_file(data: bytes, fmt: str) -> FileValidation:
                 f"line {number}: could not be read ({type(err).__name__}: {_clip(str(err))})",
                 "unreadable_record"))
             continue
-        result.records.append((number, record))
+        if isinstance(record, ReadingRecord):
+            result.readings.append((number, record))
+        else:
+            result.records.append((number, record))
     return result

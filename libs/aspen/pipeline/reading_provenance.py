@@ -1,0 +1,217 @@
+"""Why a sensor is triggered: its rule's windows and the readings behind them.
+
+A window row of ``reading_windows`` names its readings in one of two ways
+(:mod:`aspen.pipeline.reading_stream`): Reduced-Eager rows carry the ids, encoded; Replay-Lazy
+rows carry only their covering interval ``[ids_lo, ids_hi]``, and the ids are rebuilt by
+replaying the sensor's retained readings of that interval through the rule's windows, with the
+readings the stream dropped left out (Ariadne's c-join and replay; the selection on the sensor
+is pushed below the read, so only the sensor's readings of the interval are read). Either way
+the ids are then looked up in ``readings`` (a p-join by id, its files pruned by the id range).
+
+Readings are kept for a retention period (housekeeping deletes older ones); a request for a
+window whose readings are gone says so (:class:`~aspen.errors.ProvenanceExpiredError`) instead
+of answering with fewer readings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ConfigError, ProvenanceExpiredError
+from aspen.lake import deltars, tables
+from aspen.pipeline.reading_stream import READING_DROPS, READING_WINDOWS
+from aspen.settings import Settings
+from aspen.streams.rules import TriggerRule
+from aspen.streams.windows import KeyWindows, Reading
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["SensorExplanation", "WindowReadings", "explain_triggered", "window_ids"]
+
+
+@dataclass
+class WindowReadings:
+    """One window of a rule over a sensor, its aggregates and its readings (id, ts, value)."""
+
+    rule: str
+    sensor: str
+    start: datetime
+    end: datetime
+    count: int
+    avg: float
+    decision: str | None
+    mode: str
+    readings: list[tuple[int, datetime, float]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "sensor": self.sensor, "start": self.start.isoformat(),
+            "end": self.end.isoformat(), "count": self.count, "avg": self.avg,
+            "decision": self.decision, "mode": self.mode,
+            "readings": [{"id": i, "ts": ts.isoformat(), "value": v}
+                         for i, ts, v in self.readings],
+        }
+
+
+@dataclass
+class SensorExplanation:
+    """A sensor's triggered state under a rule as of a time, and the windows behind it."""
+
+    sensor: str
+    rule: str
+    at: datetime | None
+    triggered: bool
+    windows: list[WindowReadings]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sensor": self.sensor, "rule": self.rule,
+                "at": None if self.at is None else self.at.isoformat(),
+                "triggered": self.triggered, "windows": [w.as_dict() for w in self.windows]}
+
+
+def _query(settings: Settings, name: str, sql: str) -> pd.DataFrame:
+    """SQL ``sql`` over table ``name``, registered as ``t`` (delta-rs' query engine, files
+    pruned by the Delta log's statistics)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = DeltaTable(settings.table_uri(name))
+    return pa.table(QueryBuilder().register("t", table).execute(sql).read_all()).to_pandas()
+
+
+def _read(settings: Settings, name: str, predicate: str,
+          columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows of ``name`` matching SQL ``predicate``."""
+    selected = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+    return _query(settings, name, f"SELECT {selected} FROM t WHERE {predicate}")
+
+
+def _text(value: str) -> str:
+    """``value`` as a SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _retained_from(settings: Settings) -> int | None:
+    """The lowest reading id still retained (None when no reading is)."""
+    low = _query(settings, tables.READINGS, "SELECT min(id) AS low FROM t")["low"].iloc[0]
+    return None if low is None or low != low else int(low)
+
+
+def window_ids(settings: Settings, row: dict[str, Any], rule: TriggerRule) -> list[int]:
+    """The ids of the readings of window ``row`` (a ``reading_windows`` row): decoded in
+    Reduced-Eager mode, replayed in Replay-Lazy mode."""
+    sensor = _text(row["sensor"])
+    if row["mode"] == "eager":
+        return list(_decoded(settings, row, rule, sensor))
+    lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
+    readings = _read(settings, tables.READINGS,
+                     f"sensor = {sensor} AND id BETWEEN {lo} AND {hi}", ["id", "ts", "value"])
+    dropped: set[int] = set()
+    if deltars.table_exists(settings, READING_DROPS):
+        drops = _read(settings, READING_DROPS, f"rule = {_text(rule.name)} AND sensor = {sensor} "
+                      f"AND id BETWEEN {lo} AND {hi}", ["id"])
+        dropped = {int(i) for i in drops["id"]}
+    replay = KeyWindows()
+    spec = rule.spec
+    ordered = readings.sort_values("id")
+    stream = [Reading(int(i), _micros(ts), float(v)) for i, ts, v in
+              zip(ordered["id"], ordered["ts"], ordered["value"], strict=True)
+              if int(i) not in dropped]
+    start = _micros(row["window_start"])
+    step = replay.add_all(spec, stream)
+    for window in [*step.closed, *_flush(replay, spec)]:
+        if window.start_us == start:
+            return list(window.ids)
+    raise ProvenanceExpiredError(
+        f"the readings of {row['sensor']}'s window at {row['start']} could not be replayed")
+
+
+def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule,
+             sensor: str) -> tuple[int, ...]:
+    """A Reduced-Eager window's ids: its encoding, and when that is a delta the full set of
+    the window it is based on (``prov_base``; deltas are never chained)."""
+    from aspen.streams.encoding import decode, read_header
+
+    data = bytes(row["provenance"])
+    if not read_header(data).delta:
+        return decode(data)
+    base_start = _timestamp_literal(row["prov_base"])
+    base = _read(settings, READING_WINDOWS, f"rule = {_text(rule.name)} AND sensor = {sensor} "
+                 f"AND window_start = {base_start}", ["provenance"])
+    if base.empty:
+        raise ProvenanceExpiredError(
+            f"the full id set {row['sensor']}'s window at {row['window_start']} is encoded "
+            "against is missing from reading_windows")
+    return decode(data, last_full=decode(bytes(base["provenance"].iloc[0])))
+
+
+def _timestamp_literal(value: Any) -> str:
+    """A UTC timestamp as a SQL literal delta-rs' engine compares with a timestamp column."""
+    import pandas as pd
+
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_localize(UTC) if stamp.tzinfo is None else stamp.tz_convert(UTC)
+    return f"'{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z'"
+
+
+def _flush(windows: KeyWindows, spec: Any) -> list[Any]:
+    """Close every window still open (a replay ends where its interval ends)."""
+    from aspen.streams.windows import Step
+
+    step = Step()
+    if windows.max_ts_us is not None:
+        windows.max_ts_us += spec.size_us + spec.lateness_us
+        windows._close(spec, step)  # noqa: SLF001 -- the replay's end closes every window
+    return step.closed
+
+
+def _micros(value: Any) -> int:
+    """A timestamp (pandas or datetime, UTC) as microseconds since the epoch."""
+    import pandas as pd
+
+    stamp = pd.Timestamp(value)
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize(UTC)
+    return int(stamp.value // 1000)
+
+
+def explain_triggered(settings: Settings, sensor: str, rule: TriggerRule | None = None,
+                      at: datetime | None = None) -> SensorExplanation:
+    """Sensor ``sensor``'s triggered state under ``rule`` as of ``at`` (its latest otherwise):
+    the window that set it and, while triggered, every later window that kept it so, each with
+    its readings."""
+    rule = rule or TriggerRule()
+    if not deltars.table_exists(settings, READING_WINDOWS):
+        raise ConfigError(f"no rule windows under {settings.lake_uri} yet: run `aspen stream`")
+    predicate = f"rule = {_text(rule.name)} AND sensor = {_text(sensor)}"
+    if at is not None:
+        predicate += f" AND window_end <= {_timestamp_literal(at)}"
+    windows = _read(settings, READING_WINDOWS, predicate).sort_values("window_start")
+    decided = windows[windows["decision"].notna()]
+    if decided.empty:
+        return SensorExplanation(sensor, rule.name, at, False, [])
+    last = decided.iloc[-1]
+    triggered = last["decision"] == "insert"
+    behind = (windows[windows["window_start"] >= last["window_start"]] if triggered
+              else decided.iloc[-1:])
+    retained = _retained_from(settings)
+    out = []
+    for row in behind.to_dict("records"):
+        if retained is None or int(row["ids_lo"]) < retained:
+            raise ProvenanceExpiredError(
+                f"the readings behind {sensor}'s window at {row['start']} are past the "
+                "readings' retention (deleted by housekeeping)")
+        ids = window_ids(settings, row, rule)
+        found = _read(settings, tables.READINGS,
+                      f"id IN ({', '.join(str(i) for i in ids)})", ["id", "ts", "value"]) \
+            .sort_values("id")
+        out.append(WindowReadings(
+            rule.name, sensor, row["window_start"].to_pydatetime(),
+            row["window_end"].to_pydatetime(),
+            int(row["count"]), float(row["avg"]), row["decision"], row["mode"],
+            [(int(i), ts.to_pydatetime(), float(v)) for i, ts, v in
+             zip(found["id"], found["ts"], found["value"], strict=True)]))
+    return SensorExplanation(sensor, rule.name, at, triggered, out)

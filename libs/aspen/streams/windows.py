@@ -1,0 +1,219 @@
+"""Event-time windows per key, kept incrementally, each closed window with its readings' ids.
+
+This is the stateful operator the readings stream runs inside Spark's state store (one
+:class:`KeyWindows` per sensor, serialized between micro-batches): a windowed aggregation
+(count, sum, min, max, avg kept as sum and count) whose every output carries the ids of the
+readings in its window — Ariadne's provenance of an aggregation, the set of its window.
+
+Conventions (decision 0036):
+
+- Windows are **epoch-aligned and half-open**, ``[start, start + size)`` with ``start`` a multiple
+  of ``slide`` (tumbling when ``slide == size``), as Spark's ``window()``: which windows a reading
+  falls in depends on its time only, never on where a stream or a replay starts.
+- Times are integer microseconds since the epoch, so window arithmetic is exact.
+- A key's readings are taken in id order (ids are ordered by ingest). The key's **watermark** is
+  the largest time seen so far minus the allowed lateness. A reading older than the watermark is
+  *late* and dropped; a reading with the time of one already counted is a *duplicate* and
+  dropped; both are reported, never silently gone. A window closes, and is emitted once, when
+  the watermark reaches its end. So the outputs depend on the readings and their order only, not
+  on how the stream was cut into micro-batches: a rerun or a replay gives the same windows.
+
+>>> spec = WindowSpec(size_us=60_000_000, slide_us=60_000_000, lateness_us=0)
+>>> key = KeyWindows()
+>>> key.add(spec, Reading(1, 10_000_000, 91.0)).closed
+[]
+>>> step = key.add(spec, Reading(2, 61_000_000, 80.0))
+>>> [(w.start_us, w.count, w.avg, w.ids) for w in step.closed]
+[(0, 1, 91.0, (1,))]
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from aspen.errors import ConfigError
+
+__all__ = ["KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "window_starts"]
+
+#: Microseconds in a second.
+SECOND_US = 1_000_000
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a key: its id (ordered, unique), event time (µs) and value."""
+
+    id: int
+    ts_us: int
+    value: float
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Windows of ``size_us`` starting every ``slide_us`` (µs), late after ``lateness_us``.
+
+    >>> WindowSpec(60 * SECOND_US, 30 * SECOND_US, 0).tumbling
+    False
+    """
+
+    size_us: int
+    slide_us: int
+    lateness_us: int = 0
+
+    def __post_init__(self) -> None:
+        if self.size_us <= 0 or self.slide_us <= 0:
+            raise ConfigError("a window's size and slide must be positive")
+        if self.slide_us > self.size_us:
+            raise ConfigError("a window's slide must not exceed its size (readings in no window)")
+        if self.lateness_us < 0:
+            raise ConfigError("the allowed lateness must be ≥ 0")
+
+    @property
+    def tumbling(self) -> bool:
+        return self.slide_us == self.size_us
+
+
+def window_starts(spec: WindowSpec, ts_us: int) -> list[int]:
+    """The starts of the windows holding time ``ts_us``, earliest first.
+
+    >>> window_starts(WindowSpec(60, 60), 60)  # a time at a window's end opens the next
+    [60]
+    >>> window_starts(WindowSpec(60, 20), 65)
+    [20, 40, 60]
+    """
+    last = (ts_us // spec.slide_us) * spec.slide_us
+    first = last
+    while first - spec.slide_us > ts_us - spec.size_us:
+        first -= spec.slide_us
+    return list(range(first, last + 1, spec.slide_us))
+
+
+@dataclass
+class _Open:
+    """A window still open: its aggregates so far and its readings' ids and times."""
+
+    count: int = 0
+    total: float = 0.0
+    low: float = float("inf")
+    high: float = float("-inf")
+    ids: list[int] = field(default_factory=list)
+
+    def add(self, reading: Reading) -> None:
+        self.count += 1
+        self.total += reading.value
+        self.low = min(self.low, reading.value)
+        self.high = max(self.high, reading.value)
+        self.ids.append(reading.id)
+
+
+@dataclass(frozen=True)
+class WindowOutput:
+    """A closed window: ``[start_us, end_us)``, its aggregates and its readings' ids (sorted)."""
+
+    start_us: int
+    end_us: int
+    count: int
+    total: float
+    low: float
+    high: float
+    ids: tuple[int, ...]
+
+    @property
+    def avg(self) -> float:
+        return self.total / self.count
+
+    @property
+    def covering(self) -> tuple[int, int]:
+        """The covering interval of the window's ids, (lowest, highest)."""
+        return self.ids[0], self.ids[-1]
+
+
+@dataclass
+class Step:
+    """What adding readings did: the windows closed (in start order) and the readings dropped,
+    each with its reason (``late`` or ``duplicate``)."""
+
+    closed: list[WindowOutput] = field(default_factory=list)
+    dropped: list[tuple[Reading, str]] = field(default_factory=list)
+
+
+@dataclass
+class KeyWindows:
+    """The open windows of one key and its progress in event time (see the module docstring)."""
+
+    max_ts_us: int | None = None
+    open: dict[int, _Open] = field(default_factory=dict)
+    #: times of the readings counted in open windows (for duplicates)
+    times: set[int] = field(default_factory=set)
+
+    def watermark(self, spec: WindowSpec) -> int | None:
+        """The time below which a reading is late (None before the first reading)."""
+        return None if self.max_ts_us is None else self.max_ts_us - spec.lateness_us
+
+    def add(self, spec: WindowSpec, reading: Reading, step: Step | None = None) -> Step:
+        """Take one reading (the key's next by id); returns ``step`` (a new one by default)
+        with the windows this closed and the reading if dropped."""
+        step = Step() if step is None else step
+        mark = self.watermark(spec)
+        if mark is not None and reading.ts_us < mark:
+            step.dropped.append((reading, "late"))
+            return step
+        if reading.ts_us in self.times:
+            step.dropped.append((reading, "duplicate"))
+            return step
+        self.times.add(reading.ts_us)
+        for start in window_starts(spec, reading.ts_us):
+            self.open.setdefault(start, _Open()).add(reading)
+        if self.max_ts_us is None or reading.ts_us > self.max_ts_us:
+            self.max_ts_us = reading.ts_us
+            self._close(spec, step)
+        return step
+
+    def add_all(self, spec: WindowSpec, readings: list[Reading]) -> Step:
+        """Take ``readings`` in id order.
+
+        >>> spec = WindowSpec(10, 10, lateness_us=10)
+        >>> step = KeyWindows().add_all(spec, [Reading(i, t, 1.0) for i, t in
+        ...                                    [(1, 1), (2, 12), (3, 4), (4, 30), (5, 12)]])
+        >>> [(w.start_us, w.ids) for w in step.closed], [(r.id, why) for r, why in step.dropped]
+        ([(0, (1, 3)), (10, (2,))], [(5, 'late')])
+        """
+        step = Step()
+        for reading in sorted(readings, key=lambda r: r.id):
+            self.add(spec, reading, step)
+        return step
+
+    def _close(self, spec: WindowSpec, step: Step) -> None:
+        mark = self.watermark(spec)
+        assert mark is not None
+        for start in sorted(s for s in self.open if s + spec.size_us <= mark):
+            window = self.open.pop(start)
+            step.closed.append(WindowOutput(start, start + spec.size_us, window.count,
+                                            window.total, window.low, window.high,
+                                            tuple(sorted(window.ids))))
+        horizon = min(self.open, default=mark)  # times before every open window are done
+        self.times = {t for t in self.times if t >= min(horizon, mark)}
+
+    def to_json(self) -> str:
+        """The state as JSON text (what the state store keeps between micro-batches).
+
+        >>> key = KeyWindows()
+        >>> _ = key.add(WindowSpec(10, 10), Reading(1, 3, 2.5))
+        >>> KeyWindows.from_json(key.to_json()) == key
+        True
+        """
+        return json.dumps({
+            "max": self.max_ts_us,
+            "open": [[start, w.count, w.total, w.low, w.high, w.ids]
+                     for start, w in sorted(self.open.items())],
+            "times": sorted(self.times),
+        }, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> KeyWindows:
+        data = json.loads(text)
+        return cls(data["max"],
+                   {start: _Open(count, total, low, high, list(ids))
+                    for start, count, total, low, high, ids in data["open"]},
+                   set(data["times"]))
