@@ -1,5 +1,6 @@
-"""Aspen pipeline: keep the follower warm → ingest the inbox → apply to the base tables →
-maintain the views → check the expectations → publish.
+"""Aspen pipeline: keep the follower warm → ingest the inbox → run the triggering rule over
+the new sensor readings → apply to the base tables → maintain the views → check the
+expectations → publish.
 
 With the ``follower`` Param on (the default), the first task makes sure a follower (``aspen
 maintain --follow --inbox <inbox>``, :mod:`aspen.pipeline.supervise`) maintains the lake: it
@@ -23,6 +24,9 @@ Configuration (Airflow Params win over the environment, read when the task runs)
 - a ``lake`` or ``inbox`` Param must be the configured one (``ASPEN_LAKE``, ``ASPEN_INBOX``) or
   lie under a root of ``ASPEN_ALLOWED_ROOTS`` (comma-separated paths or URIs), with no ``..``
   segment and no control characters; otherwise the task fails at once with one line;
+- ``readings_provenance``: how the readings task's rule keeps its windows' provenance, ``eager``
+  (the readings' ids, Reduced-Eager) or ``lazy`` (covering intervals, Replay-Lazy)
+  (``ASPEN_READINGS_PROVENANCE``, default eager); the task skips a lake without readings;
 - ``partitions`` / ``mode`` / ``runtime``: query nodes, MinShip mode and maintenance runtime
   (``ASPEN_PARTITIONS`` 4, ``ASPEN_MODE`` lazy, ``ASPEN_RUNTIME`` local);
 - ``follower``: keep a warm follower (``ASPEN_FOLLOWER``, default on; ``0``/``false``/``off``
@@ -80,6 +84,7 @@ def _asset(table: str) -> Asset:
 
 
 UPDATES, QUARANTINE = _asset("updates"), _asset("quarantine")
+READING_OUTPUTS = [_asset(t) for t in ("reading_windows", "reading_drops")]
 BASE_TABLES = [_asset(t) for t in ("link", "sensor", "triggered", "region_seed", "variables")]
 APPLY_NOTES = _asset("apply_notes")
 VIEWS = [_asset(t) for t in (*catalog.VIEWS, "ledger", "metrics")]
@@ -147,6 +152,11 @@ def inbox_files(inbox: Path) -> list[Path]:
             description="keep a warm follower that ingests the inbox, applies and maintains "
                         "(the ingest, apply and maintain tasks then skip)",
         ),
+        "readings_provenance": Param(
+            os.environ.get("ASPEN_READINGS_PROVENANCE", "eager"), enum=["eager", "lazy"],
+            description="the readings rule's provenance: eager (reading ids, Reduced-Eager) or "
+                        "lazy (covering intervals, Replay-Lazy)",
+        ),
         "partitions": Param(
             int(os.environ.get("ASPEN_PARTITIONS", "4")), type="integer", minimum=1,
             maximum=MAX_PARTITIONS,
@@ -211,7 +221,23 @@ def aspen_pipeline() -> None:
             path.rename(done / path.name)
         return [p.name for p in files]
 
-    @task(outlets=[*BASE_TABLES, APPLY_NOTES])
+    @task(outlets=[*READING_OUTPUTS, UPDATES], trigger_rule="none_failed")
+    def readings() -> None:
+        """Run the triggering rule over the readings ingested since its last run (skipped on a
+        lake without readings); its decisions are logged as ``triggered`` updates, which apply
+        and maintain take next (or the follower)."""
+        from aspen.lake.deltars import table_exists
+
+        lake, _ = _lake_and_inbox()
+        if not table_exists(Settings(lake=lake), "readings"):
+            from airflow.sdk.exceptions import AirflowSkipException
+
+            raise AirflowSkipException("no sensor readings in this lake")
+        params = get_current_context()["params"]
+        _spark_submit("readings", "--lake", lake, "--provenance",
+                      str(params["readings_provenance"]))
+
+    @task(outlets=[*BASE_TABLES, APPLY_NOTES], trigger_rule="none_failed")
     def apply() -> None:
         """Apply every logged batch not yet applied to the base tables (skipped while a
         follower maintains the lake: it applies them itself)."""
@@ -246,7 +272,7 @@ def aspen_pipeline() -> None:
 
     ingested = ingest()
     applied = apply()
-    follower() >> ingested >> applied >> maintain() >> expectations() >> publish()
+    follower() >> ingested >> readings() >> applied >> maintain() >> expectations() >> publish()
 
 
 aspen_pipeline()

@@ -48,14 +48,18 @@ def test_dag_file_imports_nothing_heavy() -> None:
     assert heavy == ["HEAVY="]
 
 
-def test_tasks_run_ingest_apply_maintain_expectations_then_publish(dagbag) -> None:
+def test_tasks_run_ingest_readings_apply_maintain_expectations_then_publish(dagbag) -> None:
     dag = dagbag.dags["aspen_pipeline"]
-    assert set(dag.task_dict) == {"follower", "ingest", "apply", "maintain", "expectations",
-                                  "publish"}
+    assert set(dag.task_dict) == {"follower", "ingest", "readings", "apply", "maintain",
+                                  "expectations", "publish"}
     assert dag.task_dict["follower"].downstream_task_ids == {"ingest"}
     assert dag.task_dict["ingest"].trigger_rule == "none_failed"  # runs after a skipped follower
     assert dag.params["follower"] is False  # tests/dags/conftest.py: ASPEN_FOLLOWER=0
-    assert dag.task_dict["ingest"].downstream_task_ids == {"apply"}
+    assert dag.task_dict["ingest"].downstream_task_ids == {"readings"}
+    assert dag.task_dict["readings"].downstream_task_ids == {"apply"}
+    # a lake without readings skips the rule; apply runs all the same
+    assert dag.task_dict["readings"].trigger_rule == "none_failed"
+    assert dag.task_dict["apply"].trigger_rule == "none_failed"
     assert dag.task_dict["apply"].downstream_task_ids == {"maintain"}
     assert dag.task_dict["maintain"].downstream_task_ids == {"expectations"}
     assert dag.task_dict["expectations"].downstream_task_ids == {"publish"}
@@ -124,13 +128,22 @@ LINK_UPDATES = [
     {"op": "delete", "relation": "link", "src": "n1", "dst": "n3"},
 ]
 
+#: A sensor n1 and two of its readings, 200 s apart: its first 60-second window closes.
+SENSOR_UPDATES = [
+    {"op": "insert", "relation": "sensor", "id": "n1", "x": 0.0, "y": 0.0},
+    {"op": "insert", "relation": "reading", "sensor": "n1", "ts": "2026-12-01T10:00:05Z",
+     "value": 95.0},
+    {"op": "insert", "relation": "reading", "sensor": "n1", "ts": "2026-12-01T10:03:25Z",
+     "value": 10.0},
+]
+
 
 @pytest.mark.slow
 def test_dag_test_runs_the_pipeline_end_to_end(
     airflow_db: Path, dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str], fresh_pipeline_assets: None,
 ) -> None:
-    for job in ("ingest", "apply", "maintain", "expectations", "publish"):
+    for job in ("ingest", "readings", "apply", "maintain", "expectations", "publish"):
         if not (REPO_ROOT / "jobs" / f"{job}.py").is_file():
             pytest.fail(f"jobs/{job}.py does not exist yet")
     from airflow.utils.state import DagRunState, TaskInstanceState
@@ -141,7 +154,7 @@ def test_dag_test_runs_the_pipeline_end_to_end(
 
     lake, inbox = tmp_path / "lake", tmp_path / "inbox"
     inbox.mkdir()
-    lines = [json.dumps(r) for r in LINK_UPDATES] + ["this is not json"]
+    lines = [json.dumps(r) for r in [*LINK_UPDATES, *SENSOR_UPDATES]] + ["this is not json"]
     (inbox / "links.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.setenv("ASPEN_LAKE", str(lake))
     monkeypatch.setenv("SPARK_MASTER", "local[2]")
@@ -157,14 +170,21 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     assert states == {
         "follower": TaskInstanceState.SKIPPED,  # the Param is off: the one-shot path
         **{t: TaskInstanceState.SUCCESS
-           for t in ("ingest", "apply", "maintain", "expectations", "publish")},
+           for t in ("ingest", "readings", "apply", "maintain", "expectations", "publish")},
     }
     assert run.state == DagRunState.SUCCESS
     # each task's spark-submit job printed into the task's log: the ingest job its counts
     printed = capfd.readouterr().out
-    assert "ingest: links.jsonl: 5 valid, 1 quarantined (malformed_json 1)" in printed, \
+    assert "ingest: links.jsonl: 6 valid, 1 quarantined (malformed_json 1)" in printed, \
         printed[-3000:]
-    assert "ingest: batch 1: 5 record(s) appended to updates, 1 to quarantine" in printed
+    assert ("ingest: batch 1: 6 record(s) appended to updates, 2 to readings, 1 to quarantine"
+            in printed)
+    # the rule's one closed window (n1's average 95 over [0, 60 s)) triggered n1: logged as an
+    # update of batch 2, applied and maintained in the same run
+    assert "readings: rule avg_above (eager): 1 micro-batch(es), 1 window(s) closed, " \
+        "1 decision(s) logged" in printed
+    triggered = DeltaTable(str(lake / "triggered")).to_pandas()
+    assert list(triggered["id"]) == ["n1"]
     assert list(inbox.glob("*.jsonl")) == []  # moved to done/<run id>/
     assert [p.name for p in inbox.glob("done/*/*")] == ["links.jsonl"]
 
@@ -185,7 +205,7 @@ def test_dag_test_runs_the_pipeline_end_to_end(
     assert {"views.reachable", "inputs.link"} <= set(results["suite"])
     summary = DeltaTable(str(lake / "summary")).to_pandas().set_index("name")
     assert summary.loc["link", "row_count"] == 3
-    assert summary.loc["updates", "row_count"] >= 5
+    assert summary.loc["updates", "row_count"] >= 7
     assert summary.loc["quarantine", "row_count"] == 1
     assert "summary" not in summary.index
 
