@@ -22,10 +22,11 @@ from aspen.settings import Settings
 NOT_BUILT_YET: tuple[str, ...] = ()
 
 #: Demo files the one pipeline run ingests (sensors_untrigger.jsonl is left for a later run).
-DEMO_RUN_FILES = ("topology.jsonl", "churn.jsonl", "sensors.jsonl")
+DEMO_RUN_FILES = ("topology.jsonl", "churn.jsonl", "sensors.jsonl", "readings.jsonl")
 
 TABLES = (
-    "updates", "quarantine", "link", "sensor", "triggered", "region_seed", "variables",
+    "updates", "quarantine", "readings", "reading_windows", "reading_drops", "link", "sensor",
+    "triggered", "region_seed", "variables",
     "apply_notes", "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",
     "shortest_cheapest_path", "active_region", "region_sizes", "largest_regions", "ledger",
     "metrics", "summary",
@@ -56,9 +57,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"1. wrote the demo inputs to {demo.directory} and put "
           + ", ".join(f"{p.name} ({demo.counts[p.name]} lines)" for p in staged)
           + f" in the inbox {inbox}; {demo.invalid_records} lines are invalid on purpose")
-    print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → apply → "
-          "maintain → expectations → publish, each through spark-submit); this takes a few "
-          "minutes …", flush=True)
+    print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → readings → "
+          "apply → maintain → expectations → publish, each through spark-submit); this takes a "
+          "few minutes …", flush=True)
     started = time.perf_counter()
     log = lake_dir.parent / ".airflow" / "demo-run.log"
     states = run_pipeline_once(settings, inbox, airflow_home, log)
@@ -96,6 +97,7 @@ def _report(settings: Settings) -> None:
     print(f"   aspen {lake} show region_sizes")
     print(f"   aspen {lake} explain reachable s0.0.0.1 t0.2 --limit 3")
     print(f"   aspen {lake} what-if --delete link:t0.0:t0.1")
+    print(f"   aspen {lake} explain triggered s0   # the readings behind a sensor's state")
     print(f"   aspen {lake} dashboard      # then open http://127.0.0.1:8501")
     if NOT_BUILT_YET:
         print("7. not built yet:")

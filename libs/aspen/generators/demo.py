@@ -13,12 +13,18 @@ them with their record counts):
    :data:`~aspen.generators.invalid.INVALID_KINDS` mixed in (they belong in quarantine).
 3. ``sensors.jsonl`` — a 100 m × 100 m grid of 100 sensors, 5 region seeds (triggered), and
    :data:`DEMO_TRIGGER_FRACTION` of the other sensors triggered.
-4. ``sensors_untrigger.jsonl`` — those sensors un-triggered, in random order.
+4. ``readings.jsonl`` — four minutes of readings of every sensor, every 5 s: the sensors
+   ``sensors.jsonl`` triggers read around 96, the others around 70, so the default triggering
+   rule (60-second averages above 90) triggers the same sensors from the readings, and
+   ``aspen explain triggered`` shows the readings behind each
+   (:func:`aspen.generators.readings.reading_stream`).
+5. ``sensors_untrigger.jsonl`` — those sensors un-triggered, in random order.
 
 >>> import tempfile
 >>> demo = write_demo_inputs(tempfile.mkdtemp(), seed=7)
 >>> [f.name for f in demo.files], demo.invalid_records
-(['topology.jsonl', 'churn.jsonl', 'sensors.jsonl', 'sensors_untrigger.jsonl'], 9)
+(['topology.jsonl', 'churn.jsonl', 'sensors.jsonl', 'readings.jsonl', \
+'sensors_untrigger.jsonl'], 9)
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pathlib import Path
 
 from aspen.errors import ConfigError
 from aspen.generators.invalid import INVALID_KINDS, inject_invalid
+from aspen.generators.readings import reading_stream
 from aspen.generators.records import iso_time, parse_time
 from aspen.generators.sensors import sensor_grid
 from aspen.generators.topology import TransitStubParams, transit_stub
@@ -87,16 +94,18 @@ def write_demo_inputs(
         seed=seed,
     )
     churn_lines = inject_invalid(stream, len(INVALID_KINDS), seed=seed)
-    setup, *rest = sensor_batches(
-        sensor_grid(seed=seed), seed=seed, trigger_fraction=DEMO_TRIGGER_FRACTION
-    )
+    grid = sensor_grid(seed=seed)
+    setup, *rest = sensor_batches(grid, seed=seed, trigger_fraction=DEMO_TRIGGER_FRACTION)
     half = len(rest) // 2
     sensors = setup + [r for batch in rest[:half] for r in batch]
     untrigger = [r for batch in rest[half:] for r in batch]
+    hot = {r["id"] for r in sensors if r["relation"] == "triggered" and r["op"] == "insert"}
+    readings = reading_stream(grid, hot, start=origin, seed=seed)
     contents: list[tuple[str, list]] = [
         ("topology.jsonl", links),
         ("churn.jsonl", churn_lines),
         ("sensors.jsonl", sensors),
+        ("readings.jsonl", readings),
         ("sensors_untrigger.jsonl", untrigger),
     ]
     counts = {name: write_jsonl(items, directory / name) for name, items in contents}

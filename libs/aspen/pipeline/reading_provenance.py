@@ -126,7 +126,7 @@ def window_ids(settings: Settings, row: dict[str, Any], rule: TriggerRule) -> li
         if window.start_us == start:
             return list(window.ids)
     raise ProvenanceExpiredError(
-        f"the readings of {row['sensor']}'s window at {row['start']} could not be replayed")
+        f"the readings of {row['sensor']}'s window at {row['window_start']} could not be replayed")
 
 
 def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule,
@@ -202,7 +202,7 @@ def explain_triggered(settings: Settings, sensor: str, rule: TriggerRule | None 
     for row in behind.to_dict("records"):
         if retained is None or int(row["ids_lo"]) < retained:
             raise ProvenanceExpiredError(
-                f"the readings behind {sensor}'s window at {row['start']} are past the "
+                f"the readings behind {sensor}'s window at {row['window_start']} are past the "
                 "readings' retention (deleted by housekeeping)")
         ids = window_ids(settings, row, rule)
         found = _read(settings, tables.READINGS,

@@ -161,6 +161,7 @@ def test_demo_writes_the_input_set(tmp_path: Path, capsys: pytest.CaptureFixture
         "topology.jsonl",
         "churn.jsonl",
         "sensors.jsonl",
+        "readings.jsonl",
         "sensors_untrigger.jsonl",
     ]
     assert manifest["topology"] == {"nodes": 100, "link_tuples": 240}  # DEMO_AVG_DEGREE 2.4
@@ -173,6 +174,24 @@ def test_demo_writes_the_input_set(tmp_path: Path, capsys: pytest.CaptureFixture
     # 0.3: DEMO_TRIGGER_FRACTION
     assert sum(r["relation"] == "triggered" for r in sensors) == 5 + round(0.3 * 95)
     assert "demo" in capsys.readouterr().out
+    # the default rule over the readings triggers exactly the sensors sensors.jsonl triggers
+    triggered = {r["id"] for r in sensors if r["relation"] == "triggered"}
+    assert _rule_triggers(read_jsonl(out / "readings.jsonl")) == triggered
+
+
+def _rule_triggers(readings: list[dict]) -> set[str]:
+    """The sensors the default rule leaves triggered after ``readings`` (in file order)."""
+    from aspen.lake.validation import validate_record
+    from aspen.streams.rules import SensorState, TriggerRule
+    from aspen.streams.windows import Reading
+
+    states: dict[str, SensorState] = {}
+    for number, raw in enumerate(readings, start=1):
+        record = validate_record(raw)
+        micros = round(record.ts.timestamp() * 1_000_000)
+        states.setdefault(record.sensor, SensorState()).add(
+            TriggerRule(), Reading(number, micros, record.value))
+    return {sensor for sensor, state in states.items() if state.triggered}
 
 
 @pytest.mark.parametrize(
