@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--at", default=None, metavar="TIME",
                    help="triggered: the state as of TIME (ISO 8601; default: the latest)")
+    p.add_argument("--depth", choices=("tuples", "readings"), default="tuples",
+                   help="readings: follow each triggered sensor of an active_region witness to "
+                   "the rule's window and readings that triggered it")
     p.add_argument("--rule", default="avg_above",
                    help="triggered: the rule whose decisions to explain (default avg_above)")
     p.set_defaults(func=run)
@@ -38,9 +41,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return _triggered(args, settings)
     if args.at is not None:
         raise ConfigError("--at applies to 'aspen explain triggered' only")
+    if args.depth == "readings" and args.view != "active_region":
+        raise ConfigError("--depth readings applies to active_region (and triggered) only")
     explanations = LakeProvenance(settings).explain(args.view, tuple(args.key), limit=args.limit)
+    chains = _chains(settings, explanations) if args.depth == "readings" else {}
     if args.format == "json":
-        print(json.dumps([e.as_dict() for e in explanations], indent=1))
+        out = [e.as_dict() for e in explanations]
+        for item in out:
+            if chains:  # every triggered sensor of any witness, with its origins
+                item["triggered_by"] = {sensor: [o.as_dict() for o in origins]
+                                        for sensor, origins in chains.items()}
+        print(json.dumps(out, indent=1))
         return 0
     for e in explanations:
         print(printable(f"{e.view}({', '.join(cell_text(v) for v in e.tuple)})"))
@@ -48,7 +59,34 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         for i, w in enumerate(e.witnesses, 1):
             print(printable(f"   {i:>3}. {' ∧ '.join(w)}"))
         print(printable(f"  critical (each alone removes it): {', '.join(e.critical) or 'none'}"))
+    for origins in chains.values():
+        for origin in origins:
+            print(printable(_origin_line(origin)))
+            if origin.window is not None:
+                for reading_id, ts, value in origin.window.readings:
+                    print(f"      reading {reading_id}  {ts:%Y-%m-%d %H:%M:%S.%f}  {value:g}")
     return 0
+
+
+def _chains(settings: Settings, explanations: list) -> dict[str, list]:
+    """Per triggered sensor named in the witnesses, the origins of its live instances."""
+    import re
+
+    from aspen.pipeline.reading_provenance import trigger_origins
+
+    sensors = sorted({match[1] for e in explanations for witness in e.witnesses
+                      for base in witness if (match := re.fullmatch(r"triggered\((.*)\)", base))})
+    return {sensor: trigger_origins(settings, sensor) for sensor in sensors}
+
+
+def _origin_line(origin) -> str:
+    """One line of the chain: triggered sensor ← window ← readings, or ← an update file."""
+    head = f"  triggered({origin.sensor}) [{origin.var}]"
+    if origin.window is None:
+        return f"{head} ← logged by {origin.source} (no rule's window behind it)"
+    window = origin.window
+    return (f"{head} ← rule {origin.rule} window [{window.start:%Y-%m-%d %H:%M:%S}, "
+            f"{window.end:%H:%M:%S}) avg {window.avg:.2f} ← {window.count} reading(s):")
 
 
 def _triggered(args: argparse.Namespace, settings: Settings) -> int:

@@ -45,9 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the rule's name: a name keeps its definition, its windows and its "
                    "checkpoint (default avg_above)")
     rule_arguments(p)
-    p.add_argument("--provenance", choices=("eager", "lazy"), default="eager",
+    p.add_argument("--provenance", choices=("eager", "lazy", "none"), default="eager",
                    help="eager: every window keeps its readings' ids (Reduced-Eager); lazy: "
-                   "only their covering interval, rebuilt by replay on request (Replay-Lazy)")
+                   "only their covering interval, rebuilt by replay on request (Replay-Lazy); "
+                   "none: no provenance (to compare)")
     p.add_argument("--every", type=float, default=None, metavar="SECONDS",
                    help="keep running, a micro-batch every SECONDS (default: drain and stop)")
     p.add_argument("--for", dest="duration", type=float, default=None, metavar="SECONDS",

@@ -62,6 +62,8 @@ def run_pipeline_once(
             "AIRFLOW__CORE__DAGS_FOLDER": str(root / "dags"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "ASPEN_LAKE": settings.lake,
+            # the run's lake and inbox Params must be the configured ones (check_run_path)
+            "ASPEN_INBOX": str(inbox),
             "ASPEN_PIPELINE_SCHEDULE": "none",
         }
     )

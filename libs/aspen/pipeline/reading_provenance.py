@@ -15,6 +15,7 @@ of answering with fewer readings.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,10 @@ from aspen.streams.windows import KeyWindows, Reading
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["SensorExplanation", "WindowReadings", "explain_triggered", "window_ids"]
+__all__ = [
+    "SensorExplanation", "TriggerOrigin", "WindowReadings", "explain_triggered",
+    "trigger_origins", "window_ids",
+]
 
 
 @dataclass
@@ -104,6 +108,9 @@ def window_ids(settings: Settings, row: dict[str, Any], rule: TriggerRule) -> li
     """The ids of the readings of window ``row`` (a ``reading_windows`` row): decoded in
     Reduced-Eager mode, replayed in Replay-Lazy mode."""
     sensor = _text(row["sensor"])
+    if row["mode"] == "none":
+        raise ConfigError(f"rule '{rule.name}' keeps no provenance (it ran with --provenance "
+                          "none)")
     if row["mode"] == "eager":
         return list(_decoded(settings, row, rule, sensor))
     lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
@@ -178,6 +185,27 @@ def _micros(value: Any) -> int:
     return int(stamp.value // 1000)
 
 
+def _window_readings(settings: Settings, rule: TriggerRule, sensor: str,
+                     row: dict[str, Any]) -> WindowReadings:
+    """Window ``row`` of ``reading_windows`` with its readings (id, ts, value), or
+    :class:`~aspen.errors.ProvenanceExpiredError` when they are past the retention."""
+    retained = _retained_from(settings)
+    if retained is None or int(row["ids_lo"]) < retained:
+        raise ProvenanceExpiredError(
+            f"the readings behind {sensor}'s window at {row['window_start']} are past the "
+            "readings' retention (deleted by housekeeping)")
+    ids = window_ids(settings, row, rule)
+    found = _read(settings, tables.READINGS,
+                  f"id IN ({', '.join(str(i) for i in ids)})", ["id", "ts", "value"]) \
+        .sort_values("id")
+    return WindowReadings(
+        rule.name, sensor, row["window_start"].to_pydatetime(),
+        row["window_end"].to_pydatetime(), int(row["count"]), float(row["avg"]),
+        row["decision"], row["mode"],
+        [(int(i), ts.to_pydatetime(), float(v)) for i, ts, v in
+         zip(found["id"], found["ts"], found["value"], strict=True)])
+
+
 def explain_triggered(settings: Settings, sensor: str, rule: TriggerRule | None = None,
                       at: datetime | None = None) -> SensorExplanation:
     """Sensor ``sensor``'s triggered state under ``rule`` as of ``at`` (its latest otherwise):
@@ -197,21 +225,56 @@ def explain_triggered(settings: Settings, sensor: str, rule: TriggerRule | None 
     triggered = last["decision"] == "insert"
     behind = (windows[windows["window_start"] >= last["window_start"]] if triggered
               else decided.iloc[-1:])
-    retained = _retained_from(settings)
-    out = []
-    for row in behind.to_dict("records"):
-        if retained is None or int(row["ids_lo"]) < retained:
-            raise ProvenanceExpiredError(
-                f"the readings behind {sensor}'s window at {row['window_start']} are past the "
-                "readings' retention (deleted by housekeeping)")
-        ids = window_ids(settings, row, rule)
-        found = _read(settings, tables.READINGS,
-                      f"id IN ({', '.join(str(i) for i in ids)})", ["id", "ts", "value"]) \
-            .sort_values("id")
-        out.append(WindowReadings(
-            rule.name, sensor, row["window_start"].to_pydatetime(),
-            row["window_end"].to_pydatetime(),
-            int(row["count"]), float(row["avg"]), row["decision"], row["mode"],
-            [(int(i), ts.to_pydatetime(), float(v)) for i, ts, v in
-             zip(found["id"], found["ts"], found["value"], strict=True)]))
+    out = [_window_readings(settings, rule, sensor, row) for row in behind.to_dict("records")]
     return SensorExplanation(sensor, rule.name, at, triggered, out)
+
+
+@dataclass
+class TriggerOrigin:
+    """Where a live ``triggered`` instance of a sensor came from: the update file that logged
+    it and, when a rule's stream logged it, the rule and the window (with its readings) that
+    decided it."""
+
+    sensor: str
+    var: str
+    source: str
+    rule: str | None
+    window: WindowReadings | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sensor": self.sensor, "var": self.var, "source": self.source,
+                "rule": self.rule,
+                "window": None if self.window is None else self.window.as_dict()}
+
+
+#: The name of the update file a rule's stream logs its decisions of one micro-batch in.
+_STREAM_SOURCE = re.compile(r"^stream-(?P<rule>[A-Za-z0-9_]+)-\d+\.jsonl$")
+
+
+def trigger_origins(settings: Settings, sensor: str) -> list[TriggerOrigin]:
+    """The live ``triggered`` instances of ``sensor``, each with its origin (the chain
+    triggered sensor ← window ← readings; a sensor triggered by a plain update has no window)."""
+    from aspen.lake.apply_local import key_json
+    from aspen.pipeline.reading_stream import load_rule
+
+    live = _read(settings, tables.VARIABLES,
+                 f"relation = 'triggered' AND key = {_text(key_json([sensor]))} "
+                 "AND deleted_batch IS NULL", ["var", "inserted_seq"])
+    out = []
+    for var, seq in sorted(zip(live["var"], live["inserted_seq"], strict=True)):
+        update = _read(settings, tables.UPDATES, f"seq = {int(seq)}", ["source", "event_time"])
+        source = str(update["source"].iloc[0]) if len(update) else "?"
+        match = _STREAM_SOURCE.match(source)
+        known = load_rule(settings, match["rule"]) if match else None
+        window = None
+        if known is not None:
+            rule = known[0]
+            end = _timestamp_literal(update["event_time"].iloc[0])
+            rows = _read(settings, READING_WINDOWS,
+                         f"rule = {_text(rule.name)} AND sensor = {_text(sensor)} AND "
+                         f"window_end = {end} AND decision = 'insert'")
+            if len(rows):
+                window = _window_readings(settings, rule, sensor, rows.to_dict("records")[0])
+        out.append(TriggerOrigin(sensor, str(var), source, match["rule"] if match else None,
+                                 window))
+    return out

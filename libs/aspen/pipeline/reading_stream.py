@@ -38,7 +38,7 @@ from aspen.pipeline.faults import crash_point
 from aspen.settings import Settings
 from aspen.streams.encoding import ProvenanceEncoder, read_header
 from aspen.streams.rules import RuleStep, SensorState, TriggerRule
-from aspen.streams.windows import Reading
+from aspen.streams.windows import KeyWindows, Reading
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -54,8 +54,11 @@ READING_WINDOWS = "reading_windows"
 READING_DROPS = "reading_drops"
 #: Every rule a stream ran, by name, with its definition (explanations replay with it).
 READING_RULES = "reading_rules"
-#: Reduced-Eager keeps every window's reading ids; Replay-Lazy only their covering interval.
-MODES = ("eager", "lazy")
+#: Reduced-Eager keeps every window's reading ids; Replay-Lazy only their covering interval;
+#: ``none`` nothing (the same query without provenance, for comparison).
+MODES = ("eager", "lazy", "none")
+#: What a window keeps of its readings in each mode.
+_KEEP = {"eager": "ids", "lazy": "covering", "none": "none"}
 
 #: What the state function emits per sensor: windows, drops and decisions in one row type.
 _OUTPUT_DDL = (
@@ -125,7 +128,8 @@ class StreamState:
 
     @classmethod
     def fresh(cls, mode: str) -> StreamState:
-        return cls(SensorState(), ProvenanceEncoder() if mode == "eager" else None)
+        return cls(SensorState(KeyWindows(keep=_KEEP[mode])),
+                   ProvenanceEncoder() if mode == "eager" else None)
 
     def to_json(self) -> str:
         """The state as JSON text.
@@ -165,7 +169,7 @@ def step_frame(sensor: str, step: RuleStep, state: StreamState) -> pd.DataFrame:
     decided = {decision.window.start_us: decision.op for decision in step.decisions}
     rows: list[dict[str, Any]] = []
     for window in step.closed:
-        lo, hi = window.covering
+        lo, hi = window.covering if window.first else (None, None)
         provenance = None
         if state.encoder is not None:
             provenance = state.encoder.encode(window.ids)
@@ -252,8 +256,8 @@ def _windows_arrow(rule: TriggerRule, mode: str, frame: pd.DataFrame, stream_bat
         "max": pa.array(windows["high"].astype(float), pa.float64()),
         "avg": pa.array((windows["total"] / windows["count"]).astype(float), pa.float64()),
         "decision": pa.array(windows["decision"], pa.string()),
-        "ids_lo": pa.array(windows["ids_lo"].astype("int64"), pa.int64()),
-        "ids_hi": pa.array(windows["ids_hi"].astype("int64"), pa.int64()),
+        "ids_lo": pa.array(windows["ids_lo"].astype("Int64"), pa.int64()),
+        "ids_hi": pa.array(windows["ids_hi"].astype("Int64"), pa.int64()),
         "provenance": pa.array([None if p is None else bytes(p) for p in provenance],
                                pa.binary()),
         "prov_bytes": pa.array([0 if p is None else len(p) for p in provenance], pa.int64()),

@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 
 from aspen.errors import ConfigError
 
-__all__ = ["KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "window_starts"]
+__all__ = [
+    "KEEPS", "KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "window_starts",
+]
 
 #: Microseconds in a second.
 SECOND_US = 1_000_000
@@ -89,27 +91,40 @@ def window_starts(spec: WindowSpec, ts_us: int) -> list[int]:
     return list(range(first, last + 1, spec.slide_us))
 
 
+#: What a window keeps of its readings: every id (Reduced-Eager), the covering interval only
+#: (Replay-Lazy), or nothing (the same query without provenance).
+KEEPS = ("ids", "covering", "none")
+
+
 @dataclass
 class _Open:
-    """A window still open: its aggregates so far and its readings' ids and times."""
+    """A window still open: its aggregates so far, its readings' covering interval and, when
+    kept, their ids."""
 
     count: int = 0
     total: float = 0.0
     low: float = float("inf")
     high: float = float("-inf")
     ids: list[int] = field(default_factory=list)
+    first: int = 0
+    last: int = 0
 
-    def add(self, reading: Reading) -> None:
+    def add(self, reading: Reading, keep: str) -> None:
         self.count += 1
         self.total += reading.value
         self.low = min(self.low, reading.value)
         self.high = max(self.high, reading.value)
-        self.ids.append(reading.id)
+        if keep == "ids":
+            self.ids.append(reading.id)
+        if keep != "none":  # readings come in id order: the first and last are the interval
+            self.first = self.first or reading.id
+            self.last = reading.id
 
 
 @dataclass(frozen=True)
 class WindowOutput:
-    """A closed window: ``[start_us, end_us)``, its aggregates and its readings' ids (sorted)."""
+    """A closed window: ``[start_us, end_us)``, its aggregates, its readings' ids (sorted; empty
+    unless kept) and their covering interval ``(first, last)`` (0, 0 when not kept)."""
 
     start_us: int
     end_us: int
@@ -118,6 +133,8 @@ class WindowOutput:
     low: float
     high: float
     ids: tuple[int, ...]
+    first: int = 0
+    last: int = 0
 
     @property
     def avg(self) -> float:
@@ -126,7 +143,7 @@ class WindowOutput:
     @property
     def covering(self) -> tuple[int, int]:
         """The covering interval of the window's ids, (lowest, highest)."""
-        return self.ids[0], self.ids[-1]
+        return self.first, self.last
 
 
 @dataclass
@@ -146,6 +163,8 @@ class KeyWindows:
     open: dict[int, _Open] = field(default_factory=dict)
     #: times of the readings counted in open windows (for duplicates)
     times: set[int] = field(default_factory=set)
+    #: what a window keeps of its readings (:data:`KEEPS`)
+    keep: str = "ids"
 
     def watermark(self, spec: WindowSpec) -> int | None:
         """The time below which a reading is late (None before the first reading)."""
@@ -164,7 +183,7 @@ class KeyWindows:
             return step
         self.times.add(reading.ts_us)
         for start in window_starts(spec, reading.ts_us):
-            self.open.setdefault(start, _Open()).add(reading)
+            self.open.setdefault(start, _Open()).add(reading, self.keep)
         if self.max_ts_us is None or reading.ts_us > self.max_ts_us:
             self.max_ts_us = reading.ts_us
             self._close(spec, step)
@@ -191,7 +210,7 @@ class KeyWindows:
             window = self.open.pop(start)
             step.closed.append(WindowOutput(start, start + spec.size_us, window.count,
                                             window.total, window.low, window.high,
-                                            tuple(sorted(window.ids))))
+                                            tuple(window.ids), window.first, window.last))
         horizon = min(self.open, default=mark)  # times before every open window are done
         self.times = {t for t in self.times if t >= min(horizon, mark)}
 
@@ -205,15 +224,16 @@ class KeyWindows:
         """
         return json.dumps({
             "max": self.max_ts_us,
-            "open": [[start, w.count, w.total, w.low, w.high, w.ids]
+            "open": [[start, w.count, w.total, w.low, w.high, w.ids, w.first, w.last]
                      for start, w in sorted(self.open.items())],
             "times": sorted(self.times),
+            "keep": self.keep,
         }, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> KeyWindows:
         data = json.loads(text)
         return cls(data["max"],
-                   {start: _Open(count, total, low, high, list(ids))
-                    for start, count, total, low, high, ids in data["open"]},
-                   set(data["times"]))
+                   {start: _Open(count, total, low, high, list(ids), first, last)
+                    for start, count, total, low, high, ids, first, last in data["open"]},
+                   set(data["times"]), data["keep"])

@@ -182,3 +182,23 @@ def test_incremental_micro_batches_equal_the_whole_stream_at_once(
             assert aggregate_of(window, "avg") == pytest.approx(window.total / window.count)
         text = state.to_json()
     assert (closed, dropped, decisions) == from_scratch(rule, stream)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rule=RULES, stream=streams())
+def test_what_a_window_keeps_changes_nothing_but_its_provenance(
+        rule: TriggerRule, stream: list[Reading]) -> None:
+    if rule.slide_s > rule.size_s:
+        return
+    runs = {keep: SensorState(KeyWindows(keep=keep)).add_all(rule, stream)
+            for keep in ("ids", "covering", "none")}
+    full = runs["ids"]
+    for keep, step in runs.items():
+        assert [(w.start_us, w.count, w.total, w.low, w.high) for w in step.closed] == \
+            [(w.start_us, w.count, w.total, w.low, w.high) for w in full.closed]
+        assert [(d.op, d.window.start_us) for d in step.decisions] == \
+            [(d.op, d.window.start_us) for d in full.decisions]
+        for window, whole in zip(step.closed, full.closed, strict=True):
+            assert window.ids == (whole.ids if keep == "ids" else ())
+            covering = (min(whole.ids), max(whole.ids)) if keep != "none" else (0, 0)
+            assert window.covering == covering
