@@ -148,3 +148,50 @@ def test_a_micro_batch_crashed_in_its_sink_reruns_to_the_same_tables(
     monkeypatch.delenv("ASPEN_CRASH_AT")
     run_reading_stream(spark, lake, RULE, "eager")
     assert _streamed(lake, RULE) == _oracle(lake, RULE)
+
+
+def test_the_zone_rule_on_spark_equals_the_zone_state_in_process(
+        spark, lake: Settings, tmp_path: Path) -> None:
+    """Ariadne's running example: sensors of two 50 m zones; three sensors of zone z0_0 run
+    hot within 10 s and trigger; zone z1_0 has only two hot sensors; readings of a sensor
+    without a position are dropped as unknown_sensor."""
+    from aspen.lake.apply_local import apply_in_process
+    from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
+
+    field = [{"op": "insert", "relation": "sensor", "id": s, "x": x, "y": 0.0}
+             for s, x in (("a", 0.0), ("b", 10.0), ("c", 20.0), ("d", 60.0), ("e", 70.0))]
+    rng = random.Random(3)
+    rows = []
+    for step in range(40):
+        for sensor in "abcdeq":  # q has no position
+            hot = sensor in "abde" or (sensor == "c" and step >= 20)
+            rows.append(_reading(sensor, step + rng.random() / 2,
+                                 round((95.0 if hot else 80.0) + rng.uniform(-2, 2), 2)))
+    ingest_files(lake, [_write(tmp_path / "field.jsonl", field + rows)])
+    apply_in_process(lake)  # zones come from the sensor table's positions
+    rule = ZoneRule(count=5)
+    report = run_reading_stream(spark, lake, rule, "eager")
+    assert report.decisions > 0
+
+    readings = deltars.read_table(lake, tables.READINGS).sort_values("id")
+    zone = {"a": "z0_0", "b": "z0_0", "c": "z0_0", "d": "z1_0", "e": "z1_0"}
+    expected = []
+    for name in ("z0_0", "z1_0"):
+        mine = readings[readings["sensor"].map(zone) == name]
+        step = ZoneState().add_all(rule, [
+            ZoneReading(int(i), s, int(ts.value // 1000), float(v)) for i, s, ts, v in
+            zip(mine["id"], mine["sensor"], mine["ts"], mine["value"], strict=True)])
+        expected += [(d.sensor, d.op, d.ids) for d in step.decisions]
+    windows = deltars.read_table(lake, READING_WINDOWS)
+    got = [(row["sensor"], row["decision"], tuple(window_ids(lake, row, rule)))
+           for row in windows.to_dict("records")]
+    assert sorted(got) == sorted(expected)
+    assert {s for s, op, _ in got if op == "insert"} == {"a", "b", "c"}  # z1_0: two only
+    drops = deltars.read_table(lake, READING_DROPS)
+    assert set(drops["reason"]) == {"unknown_sensor"} and set(drops["sensor"]) == {"q"}
+    assert len(drops) == 40
+    explained = explain_triggered(lake, "c", rule)
+    assert explained.triggered
+    assert {s for w in explained.windows for s in
+            readings.set_index("id").loc[[i for i, _, _ in w.readings], "sensor"]} == \
+        {"a", "b", "c"}

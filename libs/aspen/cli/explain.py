@@ -125,7 +125,8 @@ def _triggered(args: argparse.Namespace, settings: Settings) -> int:
         made = {"insert": "triggered it", "delete": "un-triggered it"}.get(
             window.decision or "", "kept it")
         print(printable(f"  window [{window.start:%Y-%m-%d %H:%M:%S}, {window.end:%H:%M:%S}) "
-                        f"{rule.aggregate} {window.avg:.2f} over {window.count} reading(s): "
+                        f"{getattr(rule, 'aggregate', 'avg')} {window.avg:.2f} over "
+                        f"{window.count} reading(s): "
                         f"{made}"))
         for reading_id, ts, value in window.readings:
             print(f"    reading {reading_id}  {ts:%Y-%m-%d %H:%M:%S.%f}  {value:g}")

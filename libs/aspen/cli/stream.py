@@ -25,10 +25,36 @@ def rule_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"allowed lateness per sensor (default {default.lateness_s:g})")
 
 
-def rule_of(args: argparse.Namespace):
-    """The :class:`~aspen.streams.rules.TriggerRule` the options of ``args`` name."""
-    from aspen.streams.rules import TriggerRule
+def zone_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a zone rule (``--kind zone``: Ariadne's running example)."""
+    from aspen.streams.zones import ZoneRule
 
+    default = ZoneRule()
+    parser.add_argument("--kind", choices=("window", "zone"), default="window",
+                        help="window: per-sensor windows (default); zone: at least --sensors "
+                        "sensors of a zone hot within --within seconds")
+    parser.add_argument("--count", type=int, default=default.count,
+                        help=f"zone: readings in a sensor's count window (default "
+                        f"{default.count})")
+    parser.add_argument("--sensors", type=int, default=default.sensors,
+                        help=f"zone: hot sensors that make an alarm (default {default.sensors})")
+    parser.add_argument("--within", type=float, default=default.within_s, metavar="SECONDS",
+                        help=f"zone: the alarm's span (default {default.within_s:g})")
+    parser.add_argument("--zone-size", type=float, default=default.zone_m, metavar="METERS",
+                        help=f"zone: side of a zone's square (default {default.zone_m:g})")
+
+
+def rule_of(args: argparse.Namespace):
+    """The rule the options of ``args`` define: a
+    :class:`~aspen.streams.rules.TriggerRule` or a :class:`~aspen.streams.zones.ZoneRule`."""
+    from aspen.streams.rules import TriggerRule
+    from aspen.streams.zones import ZoneRule
+
+    if args.kind == "zone":
+        name = "zone_alarm" if args.rule == "avg_above" else args.rule
+        return ZoneRule(name=name, count=args.count, threshold=args.threshold,
+                        sensors=args.sensors, within_s=args.within, zone_m=args.zone_size,
+                        lateness_s=args.lateness)
     return TriggerRule(name=args.rule, aggregate=args.aggregate, size_s=args.window,
                        slide_s=args.window if args.slide is None else args.slide,
                        threshold=args.threshold, lateness_s=args.lateness)
@@ -39,12 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "stream",
         help="run a triggering rule over the sensor readings (Spark Structured Streaming)",
         description="Examples: aspen stream (everything new, then stop); aspen stream --every 5 "
-        "--for 600 (a micro-batch every 5 s for 10 minutes); aspen stream --provenance lazy",
+        "--for 600 (a micro-batch every 5 s for 10 minutes); aspen stream --provenance lazy; "
+        "aspen stream --kind zone (rule zone_alarm: 3 sensors of a 50 m zone hot within 10 s)",
     )
     p.add_argument("--rule", default="avg_above",
                    help="the rule's name: a name keeps its definition, its windows and its "
                    "checkpoint (default avg_above)")
     rule_arguments(p)
+    zone_arguments(p)
     p.add_argument("--provenance", choices=("eager", "lazy", "none"), default="eager",
                    help="eager: every window keeps its readings' ids (Reduced-Eager); lazy: "
                    "only their covering interval, rebuilt by replay on request (Replay-Lazy); "

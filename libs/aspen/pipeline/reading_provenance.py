@@ -26,6 +26,7 @@ from aspen.pipeline.reading_stream import READING_DROPS, READING_WINDOWS
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.windows import KeyWindows, Reading
+from aspen.streams.zones import ZoneRule
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -104,7 +105,8 @@ def _retained_from(settings: Settings) -> int | None:
     return None if low is None or low != low else int(low)
 
 
-def window_ids(settings: Settings, row: dict[str, Any], rule: TriggerRule) -> list[int]:
+def window_ids(settings: Settings, row: dict[str, Any],
+               rule: TriggerRule | ZoneRule) -> list[int]:
     """The ids of the readings of window ``row`` (a ``reading_windows`` row): decoded in
     Reduced-Eager mode, replayed in Replay-Lazy mode."""
     sensor = _text(row["sensor"])
@@ -136,7 +138,7 @@ def window_ids(settings: Settings, row: dict[str, Any], rule: TriggerRule) -> li
         f"the readings of {row['sensor']}'s window at {row['window_start']} could not be replayed")
 
 
-def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule,
+def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule | ZoneRule,
              sensor: str) -> tuple[int, ...]:
     """A Reduced-Eager window's ids: its encoding, and when that is a delta the full set of
     the window it is based on (``prov_base``; deltas are never chained)."""
@@ -185,7 +187,7 @@ def _micros(value: Any) -> int:
     return int(stamp.value // 1000)
 
 
-def _window_readings(settings: Settings, rule: TriggerRule, sensor: str,
+def _window_readings(settings: Settings, rule: TriggerRule | ZoneRule, sensor: str,
                      row: dict[str, Any]) -> WindowReadings:
     """Window ``row`` of ``reading_windows`` with its readings (id, ts, value), or
     :class:`~aspen.errors.ProvenanceExpiredError` when they are past the retention."""
@@ -206,7 +208,8 @@ def _window_readings(settings: Settings, rule: TriggerRule, sensor: str,
          zip(found["id"], found["ts"], found["value"], strict=True)])
 
 
-def explain_triggered(settings: Settings, sensor: str, rule: TriggerRule | None = None,
+def explain_triggered(settings: Settings, sensor: str,
+                      rule: TriggerRule | ZoneRule | None = None,
                       at: datetime | None = None) -> SensorExplanation:
     """Sensor ``sensor``'s triggered state under ``rule`` as of ``at`` (its latest otherwise):
     the window that set it and, while triggered, every later window that kept it so, each with

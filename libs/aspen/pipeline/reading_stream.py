@@ -36,9 +36,10 @@ from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
 from aspen.pipeline.faults import crash_point
 from aspen.settings import Settings
-from aspen.streams.encoding import ProvenanceEncoder, read_header
+from aspen.streams.encoding import ProvenanceEncoder, encode, read_header
 from aspen.streams.rules import RuleStep, SensorState, TriggerRule
-from aspen.streams.windows import KeyWindows, Reading
+from aspen.streams.windows import SECOND_US, KeyWindows, Reading
+from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -69,7 +70,7 @@ _OUTPUT_DDL = (
 _STATE_DDL = "state STRING"
 
 
-def checkpoint_uri(settings: Settings, rule: TriggerRule) -> str:
+def checkpoint_uri(settings: Settings, rule: Rule) -> str:
     """Where rule ``rule``'s streaming query keeps its offsets and state (under the lake root).
 
     >>> checkpoint_uri(Settings(lake="s3://bucket/lake"), TriggerRule())
@@ -78,13 +79,29 @@ def checkpoint_uri(settings: Settings, rule: TriggerRule) -> str:
     return settings.table_uri(f"_checkpoints/readings-{rule.name}")
 
 
-def _rule_json(rule: TriggerRule) -> str:
+#: A rule of either kind: per-sensor windows, or Ariadne's zone alarm.
+Rule = TriggerRule | ZoneRule
+
+
+def _rule_json(rule: Rule) -> str:
     from dataclasses import asdict
 
-    return json.dumps(asdict(rule), sort_keys=True)
+    kind = "zone" if isinstance(rule, ZoneRule) else "window"
+    return json.dumps({"kind": kind, **asdict(rule)}, sort_keys=True)
 
 
-def load_rule(settings: Settings, name: str) -> tuple[TriggerRule, str] | None:
+def rule_from_json(text: str) -> Rule:
+    """A rule from its recorded definition.
+
+    >>> rule_from_json(_rule_json(ZoneRule(count=5))) == ZoneRule(count=5)
+    True
+    """
+    data = json.loads(text)
+    kind = data.pop("kind", "window")
+    return ZoneRule(**data) if kind == "zone" else TriggerRule(**data)
+
+
+def load_rule(settings: Settings, name: str) -> tuple[Rule, str] | None:
     """The rule named ``name`` a stream of this lake ran, and its provenance mode (None: no
     such rule ran)."""
     if not deltars.table_exists(settings, READING_RULES):
@@ -93,10 +110,10 @@ def load_rule(settings: Settings, name: str) -> tuple[TriggerRule, str] | None:
     found = rules[rules["name"] == name]
     if found.empty:
         return None
-    return TriggerRule(**json.loads(found["definition"].iloc[0])), str(found["mode"].iloc[0])
+    return rule_from_json(found["definition"].iloc[0]), str(found["mode"].iloc[0])
 
 
-def record_rule(settings: Settings, rule: TriggerRule, mode: str) -> None:
+def record_rule(settings: Settings, rule: Rule, mode: str) -> None:
     """Record ``rule`` and ``mode`` under the rule's name; a name that ran with another
     definition or mode is refused (its checkpointed state and windows belong to that one)."""
     import pyarrow as pa
@@ -236,7 +253,96 @@ def _processor(rule: TriggerRule, mode: str) -> Any:
     return SensorRule()
 
 
-def _windows_arrow(rule: TriggerRule, mode: str, frame: pd.DataFrame, stream_batch: int,
+def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
+                    state: ZoneState | None) -> pd.DataFrame:
+    """One zone's micro-batch as output rows: each decision as a ``window`` row spanning the
+    alarm's ``within_s`` before it, with the ids behind it encoded (Reduced-Eager; a full set
+    each, no deltas: decisions of one zone belong to different sensors), and the drops. A zone
+    of ``""`` holds the readings of sensors without a position: all dropped as
+    ``unknown_sensor``.
+
+    >>> rows = zone_step_frame(ZoneRule(count=1, sensors=1), "z0_0",
+    ...                        [ZoneReading(1, "a", 0, 99.0)], ZoneState())
+    >>> rows[["kind", "sensor", "decision", "ids_lo", "ids_hi"]].to_dict("records")
+    [{'kind': 'window', 'sensor': 'a', 'decision': 'insert', 'ids_lo': 1, 'ids_hi': 1}]
+    """
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    if state is None:
+        dropped = [(reading, "unknown_sensor") for reading in readings]
+        decisions = []
+    else:
+        step = state.add_all(rule, readings)
+        dropped, decisions = step.dropped, step.decisions
+    span = round(rule.within_s * SECOND_US)
+    for decision in decisions:
+        provenance = min(encode(decision.ids), encode(decision.ids, interval=True), key=len)
+        rows.append({
+            "kind": "window", "sensor": decision.sensor, "start_us": decision.ts_us - span,
+            "end_us": decision.ts_us, "count": len(decision.ids),
+            "total": decision.avg * len(decision.ids), "low": decision.avg,
+            "high": decision.avg, "decision": decision.op, "ids_lo": decision.ids[0],
+            "ids_hi": decision.ids[-1], "provenance": provenance,
+            "prov_base": decision.ts_us - span,
+        })
+    for reading, reason in dropped:
+        rows.append({"kind": "drop", "sensor": reading.sensor, "id": reading.id,
+                     "ts_us": reading.ts_us, "value": reading.value, "reason": reason})
+    frame = pd.DataFrame(rows, columns=[column.split()[0] for column in _OUTPUT_DDL.split(", ")])
+    return _typed(frame)
+
+
+def _zone_processor(rule: ZoneRule) -> Any:
+    """The stateful processor of a zone rule: per zone, a :class:`ZoneState` in a value
+    state."""
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class ZoneAlarm(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self.state = handle.getValueState("zone", _STATE_DDL)
+
+        def handleInputRows(self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame],  # noqa: N802
+                            timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N803
+            zone = str(key[0])
+            readings = [ZoneReading(int(i), str(s), int(t), float(v)) for frame in rows
+                        for i, s, t, v in zip(frame["id"], frame["sensor"], frame["ts_us"],
+                                              frame["value"], strict=True)]
+            current = None
+            if zone:
+                current = (ZoneState.from_json(self.state.get()[0]) if self.state.exists()
+                           else ZoneState())
+            out = zone_step_frame(rule, zone, readings, current)
+            if current is not None:
+                self.state.update((current.to_json(),))
+            yield out
+
+        def close(self) -> None:
+            pass
+
+    return ZoneAlarm()
+
+
+def zone_frame(spark: SparkSession, settings: Settings, rule: ZoneRule) -> DataFrame:
+    """The readings stream with each reading's zone, from its sensor's position in the ``sensor``
+    base table (a stream-static join: each micro-batch sees the table's latest version, so the
+    positions applied so far); ``""`` for a sensor without one."""
+    from pyspark.sql import functions as F
+
+    readings = reading_frame(spark, settings)
+    if not deltars.table_exists(settings, "sensor"):
+        return readings.withColumn("zone", F.lit(""))
+    positions = (spark.read.format("delta").load(settings.table_uri("sensor"))
+                 .groupBy(F.col("id").alias("sensor"))
+                 .agg(F.first("x").alias("x"), F.first("y").alias("y")))
+    zone = F.concat(F.lit("z"), F.floor(F.col("x") / rule.zone_m).cast("string"), F.lit("_"),
+                    F.floor(F.col("y") / rule.zone_m).cast("string"))
+    return (readings.join(F.broadcast(positions), "sensor", "left")
+            .withColumn("zone", F.coalesce(zone, F.lit("")))
+            .select("id", "sensor", "ts_us", "value", "zone"))
+
+
+def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int,
                    readings_version: int) -> pa.Table:
     """The ``reading_windows`` rows of one micro-batch."""
     import pyarrow as pa
@@ -268,7 +374,7 @@ def _windows_arrow(rule: TriggerRule, mode: str, frame: pd.DataFrame, stream_bat
     })
 
 
-def _drops_arrow(rule: TriggerRule, frame: pd.DataFrame, stream_batch: int) -> pa.Table:
+def _drops_arrow(rule: Rule, frame: pd.DataFrame, stream_batch: int) -> pa.Table:
     """The ``reading_drops`` rows of one micro-batch."""
     import pyarrow as pa
 
@@ -304,7 +410,7 @@ def rows_rule(rows: pa.Table) -> str:
     return names.pop() if names else ""
 
 
-def decision_lines(rule: TriggerRule, frame: pd.DataFrame) -> bytes:
+def decision_lines(rule: Rule, frame: pd.DataFrame) -> bytes:
     """The micro-batch's decisions as ``triggered`` update records (JSON Lines), in a fixed
     order so that a rerun writes the same bytes.
 
@@ -344,7 +450,7 @@ class StreamReport:
                 f"{self.dropped} reading(s) dropped")
 
 
-def _sink(settings: Settings, rule: TriggerRule, mode: str, report: StreamReport):
+def _sink(settings: Settings, rule: Rule, mode: str, report: StreamReport):
     """The ``foreachBatch`` function: one collect, then delta-rs writes from the driver."""
     from aspen.lake.ingest import ingest_data
 
@@ -378,7 +484,7 @@ def reading_frame(spark: SparkSession, settings: Settings) -> DataFrame:
             .select("id", "sensor", F.unix_micros("ts").alias("ts_us"), "value"))
 
 
-def run_reading_stream(spark: SparkSession, settings: Settings, rule: TriggerRule | None = None,
+def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | None = None,
                        mode: str = "eager", every_s: float | None = None,
                        timeout_s: float | None = None) -> StreamReport:
     """Run rule ``rule``'s streaming query: with ``every_s`` None, everything new and then stop
@@ -389,11 +495,18 @@ def run_reading_stream(spark: SparkSession, settings: Settings, rule: TriggerRul
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not deltars.table_exists(settings, tables.READINGS):
         raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    if isinstance(rule, ZoneRule) and mode != "eager":
+        raise ConfigError("a zone rule keeps Reduced-Eager provenance only (--provenance eager)")
     record_rule(settings, rule, mode)
     report = StreamReport(rule.name, mode)
-    decided = (reading_frame(spark, settings).groupBy("sensor")
-               .transformWithStateInPandas(_processor(rule, mode), _OUTPUT_DDL, "Append",
-                                           "None"))
+    if isinstance(rule, ZoneRule):
+        decided = (zone_frame(spark, settings, rule).groupBy("zone")
+                   .transformWithStateInPandas(_zone_processor(rule), _OUTPUT_DDL, "Append",
+                                               "None"))
+    else:
+        decided = (reading_frame(spark, settings).groupBy("sensor")
+                   .transformWithStateInPandas(_processor(rule, mode), _OUTPUT_DDL, "Append",
+                                               "None"))
     writer = (decided.writeStream.foreachBatch(_sink(settings, rule, mode, report))
               .option("checkpointLocation", checkpoint_uri(settings, rule))
               .queryName(f"readings_{rule.name}"))
