@@ -30,6 +30,7 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "why.py", title="Why"),
         st.Page(HERE / "pages" / "what_if.py", title="What if"),
         st.Page(HERE / "pages" / "views.py", title="Views"),
+        st.Page(HERE / "pages" / "sensors.py", title="Sensor readings"),
         st.Page(HERE / "pages" / "queries.py", title="Queries"),
         st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
     ]

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "MODES", "READING_DROPS", "READING_RULES", "READING_WINDOWS", "StreamReport",
     "checkpoint_uri", "load_rule", "record_rule", "run_reading_stream", "step_frame",
+    "write_micro_batch",
 ]
 
 READING_WINDOWS = "reading_windows"
@@ -450,28 +451,42 @@ class StreamReport:
                 f"{self.dropped} reading(s) dropped")
 
 
-def _sink(settings: Settings, rule: Rule, mode: str, report: StreamReport):
-    """The ``foreachBatch`` function: one collect, then delta-rs writes from the driver."""
+def write_micro_batch(settings: Settings, rule: Rule, mode: str, frame: pd.DataFrame,
+                      stream_batch: int, log_decisions: bool = True) -> tuple[int, int, int]:
+    """Write micro-batch ``stream_batch`` of ``rule`` from ``frame`` (the rows the state
+    function emits): its ``reading_windows`` and ``reading_drops`` rows, each replacing what a
+    crashed run of the batch wrote, then (``log_decisions``) its decisions as one update file
+    ``stream-<rule>-<batch>.jsonl``, which a rerun finds already ingested. Returns (windows,
+    drops, decisions) written. The Spark sink and :mod:`aspen.pipeline.reading_sink_local`
+    both write through this."""
     from aspen.lake.ingest import ingest_data
 
+    if frame.empty:
+        return 0, 0, 0
+    version = (deltars.table_version(settings, tables.READINGS)
+               if deltars.table_exists(settings, tables.READINGS) else -1)
+    windows = _windows_arrow(rule, mode, frame, stream_batch, version)
+    drops = _drops_arrow(rule, frame, stream_batch)
+    _replace_batch(settings, READING_WINDOWS, windows, stream_batch)
+    crash_point("stream:after-windows")
+    _replace_batch(settings, READING_DROPS, drops, stream_batch)
+    crash_point("stream:after-drops")
+    lines = decision_lines(rule, frame) if log_decisions else b""
+    if lines:
+        ingest_data(settings, [(f"stream-{rule.name}-{stream_batch:08d}.jsonl", lines)])
+    return windows.num_rows, drops.num_rows, lines.count(b"\n")
+
+
+def _sink(settings: Settings, rule: Rule, mode: str, report: StreamReport):
+    """The ``foreachBatch`` function: one collect, then delta-rs writes from the driver."""
+
     def write(batch: DataFrame, stream_batch: int) -> None:
-        frame = batch.toPandas()
         report.batches += 1
-        if frame.empty:
-            return
-        version = deltars.table_version(settings, tables.READINGS)
-        windows = _windows_arrow(rule, mode, frame, stream_batch, version)
-        drops = _drops_arrow(rule, frame, stream_batch)
-        _replace_batch(settings, READING_WINDOWS, windows, stream_batch)
-        crash_point("stream:after-windows")
-        _replace_batch(settings, READING_DROPS, drops, stream_batch)
-        crash_point("stream:after-drops")
-        lines = decision_lines(rule, frame)
-        if lines:
-            ingest_data(settings, [(f"stream-{rule.name}-{stream_batch:08d}.jsonl", lines)])
-        report.windows += windows.num_rows
-        report.dropped += drops.num_rows
-        report.decisions += lines.count(b"\n")
+        windows, dropped, decisions = write_micro_batch(settings, rule, mode, batch.toPandas(),
+                                                        stream_batch)
+        report.windows += windows
+        report.dropped += dropped
+        report.decisions += decisions
 
     return write
 
