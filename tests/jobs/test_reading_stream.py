@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aspen.errors import InjectedCrash
+from aspen.errors import InjectedCrash, ProvenanceExpiredError
 from aspen.lake import deltars, tables
+from aspen.lake.housekeeping import purge_readings
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline.reading_provenance import explain_triggered, window_ids
 from aspen.pipeline.reading_stream import (
@@ -134,6 +135,15 @@ def test_the_stream_equals_the_rule_in_process_across_a_restart_in_both_modes(
     assert all(reading[2] == pytest.approx(
         readings.set_index("id").loc[reading[0], "value"]) for w in hot.windows
         for reading in w.readings)
+
+    # housekeeping purges the readings past their retention: old windows' provenance is said
+    # to be gone, and the stream goes on past the deleting commit
+    assert purge_readings(lake, 0.0) == len(readings)
+    with pytest.raises(ProvenanceExpiredError, match="retention"):
+        explain_triggered(lake, "s2", LAZY, at=at_hot)
+    ingest_files(lake, [_write(tmp_path / "readings-3.jsonl",
+                               [_reading("s9", 400 + t, 50.0) for t in (0, 100)])])
+    assert run_reading_stream(spark, lake, RULE, "eager").windows == 1
 
 
 def test_a_micro_batch_crashed_in_its_sink_reruns_to_the_same_tables(

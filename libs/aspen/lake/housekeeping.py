@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
@@ -30,13 +31,21 @@ from aspen.settings import Settings
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_RETAIN_HOURS", "RETAIN_HOURS_VARIABLE", "HousekeepingReport", "housekeep",
-           "known_tables", "retain_hours_from_env"]
+__all__ = ["DEFAULT_READINGS_RETENTION_HOURS", "DEFAULT_RETAIN_HOURS", "RETAIN_HOURS_VARIABLE",
+           "HousekeepingReport", "housekeep", "known_tables", "purge_readings",
+           "readings_retention_from_env", "retain_hours_from_env"]
 
 #: The lease tables (one-row tables written by delta-rs; see :mod:`aspen.lake.lease`).
 LEASE_TABLES = ("maintainer_lease", "log_writer_lease")
 #: The update log's tables, kept while holding the log writer lease.
-LOG_TABLES = ("updates", "quarantine", "ingest_files")
+LOG_TABLES = ("updates", "quarantine", "ingest_files", "readings")
+#: The readings stream's tables.
+STREAM_TABLES = ("reading_windows", "reading_drops", "reading_rules")
+
+#: How long readings are kept by default (a week): provenance requests reach back this far.
+DEFAULT_READINGS_RETENTION_HOURS = 168.0
+#: The environment variable of the readings' retention, in hours.
+READINGS_RETENTION_VARIABLE = "ASPEN_READINGS_RETENTION_HOURS"
 
 #: One week of time travel by default (Delta's own default retention).
 DEFAULT_RETAIN_HOURS = 168.0
@@ -68,13 +77,53 @@ def retain_hours_from_env(environ: Mapping[str, str] | None = None) -> float:
     return hours
 
 
+def readings_retention_from_env(environ: Mapping[str, str] | None = None) -> float:
+    """Hours of readings to keep: ``ASPEN_READINGS_RETENTION_HOURS``, else a week.
+
+    >>> readings_retention_from_env({}), readings_retention_from_env(
+    ...     {"ASPEN_READINGS_RETENTION_HOURS": "2"})
+    (168.0, 2.0)
+    """
+    text = (os.environ if environ is None else environ).get(READINGS_RETENTION_VARIABLE, "")
+    if not text.strip():
+        return DEFAULT_READINGS_RETENTION_HOURS
+    try:
+        hours = float(text)
+    except ValueError:
+        hours = -1.0
+    if not hours >= 0:
+        raise ConfigError(f"{READINGS_RETENTION_VARIABLE} must be a number of hours ≥ 0, not "
+                          f"{text!r}")
+    return hours
+
+
+def purge_readings(settings: Settings, retention_hours: float,
+                   now: datetime | None = None) -> int:
+    """Delete the readings ingested more than ``retention_hours`` before ``now`` (a prefix by
+    id, since ids follow ingest order); the rows deleted. The caller holds the log writer
+    lease. A provenance request for a window whose readings are gone then says so
+    (:class:`~aspen.errors.ProvenanceExpiredError`); the readings stream skips the deleting
+    commit (its source reads with ``skipChangeCommits``).
+
+    >>> purge_readings(Settings(lake="/nonexistent/lake"), 1.0)
+    0
+    """
+    from aspen.lake.deltars import delete_where, table_exists
+
+    if not table_exists(settings, "readings"):
+        return 0
+    cutoff = (now or datetime.now(UTC)) - timedelta(hours=retention_hours)
+    return delete_where(settings, "readings",
+                        f"ingested_at < '{cutoff.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z'")
+
+
 def known_tables() -> tuple[str, ...]:
     """Every table Aspen writes under a lake root."""
     from aspen.catalog import VIEWS
     from aspen.lake import tables
 
     pipeline = ("ledger", "metrics", "engine_state", "node_state", "summary",
-                "expectation_results", *LEASE_TABLES)
+                "expectation_results", *STREAM_TABLES, *LEASE_TABLES)
     return (*tables.TABLE_DDL, *VIEWS, *pipeline)
 
 
@@ -84,11 +133,14 @@ class HousekeepingReport:
 
     compacted: dict[str, int] = field(default_factory=dict)
     vacuumed: dict[str, int] = field(default_factory=dict)
+    readings_purged: int = 0
 
     def lines(self) -> list[str]:
         if not self.compacted and not self.vacuumed:
             return ["no tables to keep"]
-        return [f"{name:<24} optimize: {self.compacted[name]} file(s) removed, "
+        purged = ([f"readings past their retention: {self.readings_purged} deleted"]
+                  if self.readings_purged else [])
+        return purged + [f"{name:<24} optimize: {self.compacted[name]} file(s) removed, "
                 f"vacuum: {self.vacuumed.get(name, 0)} file(s) deleted"
                 for name in sorted(self.compacted)] + [
             f"{name:<24} vacuum: {self.vacuumed[name]} file(s) deleted"
@@ -122,6 +174,7 @@ def _keep_tables(spark: SparkSession, settings: Settings,
             _keep_table(spark, settings, name, retain_hours, report)
     if any(name in LOG_TABLES for name in present):
         with LogWriterLease.reentrant(settings, "aspen housekeeping"):
+            report.readings_purged = purge_readings(settings, readings_retention_from_env())
             for name in present:
                 if name in LOG_TABLES:
                     _keep_table(spark, settings, name, retain_hours, report)

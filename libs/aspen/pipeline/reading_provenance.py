@@ -25,7 +25,7 @@ from aspen.lake import deltars, tables
 from aspen.pipeline.reading_stream import READING_DROPS, READING_WINDOWS
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
-from aspen.streams.windows import KeyWindows, Reading
+from aspen.streams.windows import Reading, replay_window
 from aspen.streams.zones import ZoneRule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,19 +123,16 @@ def window_ids(settings: Settings, row: dict[str, Any],
         drops = _read(settings, READING_DROPS, f"rule = {_text(rule.name)} AND sensor = {sensor} "
                       f"AND id BETWEEN {lo} AND {hi}", ["id"])
         dropped = {int(i) for i in drops["id"]}
-    replay = KeyWindows()
-    spec = rule.spec
     ordered = readings.sort_values("id")
     stream = [Reading(int(i), _micros(ts), float(v)) for i, ts, v in
               zip(ordered["id"], ordered["ts"], ordered["value"], strict=True)
               if int(i) not in dropped]
-    start = _micros(row["window_start"])
-    step = replay.add_all(spec, stream)
-    for window in [*step.closed, *_flush(replay, spec)]:
-        if window.start_us == start:
-            return list(window.ids)
-    raise ProvenanceExpiredError(
-        f"the readings of {row['sensor']}'s window at {row['window_start']} could not be replayed")
+    ids = replay_window(rule.spec, stream, _micros(row["window_start"]))
+    if ids is None:
+        raise ProvenanceExpiredError(
+            f"the readings of {row['sensor']}'s window at {row['window_start']} could not be "
+            "replayed")
+    return list(ids)
 
 
 def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule | ZoneRule,
@@ -164,17 +161,6 @@ def _timestamp_literal(value: Any) -> str:
     stamp = pd.Timestamp(value)
     stamp = stamp.tz_localize(UTC) if stamp.tzinfo is None else stamp.tz_convert(UTC)
     return f"'{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z'"
-
-
-def _flush(windows: KeyWindows, spec: Any) -> list[Any]:
-    """Close every window still open (a replay ends where its interval ends)."""
-    from aspen.streams.windows import Step
-
-    step = Step()
-    if windows.max_ts_us is not None:
-        windows.max_ts_us += spec.size_us + spec.lateness_us
-        windows._close(spec, step)  # noqa: SLF001 -- the replay's end closes every window
-    return step.closed
 
 
 def _micros(value: Any) -> int:

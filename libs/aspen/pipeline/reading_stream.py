@@ -495,7 +495,9 @@ def reading_frame(spark: SparkSession, settings: Settings) -> DataFrame:
     """The ``readings`` table as a stream of (id, sensor, ts_us, value)."""
     from pyspark.sql import functions as F
 
-    return (spark.readStream.format("delta").load(settings.table_uri(tables.READINGS))
+    # housekeeping deletes readings past their retention: the stream skips those commits
+    return (spark.readStream.format("delta").option("skipChangeCommits", "true")
+            .load(settings.table_uri(tables.READINGS))
             .select("id", "sensor", F.unix_micros("ts").alias("ts_us"), "value"))
 
 

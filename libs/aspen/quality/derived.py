@@ -10,6 +10,8 @@ its number of edges, or a provenance's length become ordinary columns first.
 [['a', 'c', 2.0, 0.0], [None, None, -1.0, 0.0]]
 >>> out["path_text"].tolist(), out["provenance_length"].tolist()
 (['a→b→c', ''], [2.0, nan])
+>>> add_id_steps(pd.DataFrame({"id": [3, 1, 2, 5, 5]}), "id")["id_step"].tolist()
+[1.0, nan, 1.0, 2.0, 0.0]
 """
 
 from __future__ import annotations
@@ -19,11 +21,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PATH_SUFFIXES", "add_path_columns", "add_provenance_length", "path_column_names"]
+__all__ = [
+    "AGGREGATE_ERRORS",
+    "PATH_SUFFIXES",
+    "add_aggregate_errors",
+    "add_id_steps",
+    "add_path_columns",
+    "add_provenance_length",
+    "path_column_names",
+]
 
 _NAN = float("nan")
 #: Columns derived from each path column ``p``: ``p_first_node`` … ``p_text``.
 PATH_SUFFIXES: tuple[str, ...] = ("first_node", "last_node", "edges", "repeated_nodes", "text")
+#: Columns derived from a window's aggregates by :func:`add_aggregate_errors`.
+AGGREGATE_ERRORS: tuple[str, ...] = ("avg_below_min", "avg_above_max", "sum_error")
 
 
 def path_column_names(column: str) -> tuple[str, ...]:
@@ -75,4 +87,65 @@ def add_provenance_length(frame: pd.DataFrame) -> pd.DataFrame:
         index=frame.index,
         dtype="float64",
     )
+    return out
+
+
+def _numbers(frame: pd.DataFrame, column: str) -> Any:
+    """``column`` as a float array (NaN for nulls and for a missing column)."""
+    import numpy as np
+    import pandas as pd
+
+    if column not in frame:
+        return np.full(len(frame), _NAN)
+    return pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype="float64", na_value=_NAN)
+
+
+def add_id_steps(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A copy of ``frame`` with ``<column>_step``: each id minus the next lower id of the table
+    (``1`` throughout for consecutive ids, ``0`` for a repeated id, more across a gap; null for
+    the lowest id and for null ids).
+    """
+    import numpy as np
+    import pandas as pd
+
+    values = _numbers(frame, column)
+    order = np.argsort(values, kind="stable")  # NaN last
+    steps = np.full(len(values), _NAN)
+    steps[order[1:]] = np.diff(values[order])
+    out = frame.copy()
+    out[f"{column}_step"] = pd.Series(steps, index=frame.index, dtype="float64")
+    return out
+
+
+def add_aggregate_errors(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` (a window's ``count``, ``sum``, ``min``, ``max``, ``avg``) with the
+    relative errors of its aggregates, ``≤ 0`` (``0`` for ``sum_error``) when consistent:
+
+    - ``avg_below_min`` = (min − avg) / scale and ``avg_above_max`` = (avg − max) / scale, the
+      scale being the larger magnitude of min and max (1 when both are 0);
+    - ``sum_error`` = abs(sum − avg·count) / the larger magnitude of the two (0 when both are 0).
+
+    A null gives a null.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"count": [2, 3], "sum": [6.0, 0.0], "min": [2.0, -1.0],
+    ...                       "max": [4.0, 1.0], "avg": [3.0, 2.0]})
+    >>> add_aggregate_errors(frame)[list(AGGREGATE_ERRORS)].values.tolist()
+    [[-0.25, -0.25, 0.0], [-3.0, 1.0, 1.0]]
+    """
+    import numpy as np
+    import pandas as pd
+
+    count, total, low, high, avg = (_numbers(frame, c) for c in ("count", "sum", "min", "max",
+                                                                  "avg"))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        scale = np.fmax(np.abs(low), np.abs(high))
+        scale = np.where(scale == 0, 1.0, scale)
+        product = avg * count
+        size = np.fmax(np.abs(total), np.abs(product))
+        relative = np.abs(total - product) / np.where(size == 0, 1.0, size)
+        columns = ((low - avg) / scale, (avg - high) / scale, relative)
+    out = frame.copy()
+    for name, values in zip(AGGREGATE_ERRORS, columns, strict=True):
+        out[name] = pd.Series(values, index=frame.index, dtype="float64")
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,10 +27,14 @@ __all__ = [
     "between",
     "finite",
     "finite_non_negative",
+    "in_period",
     "in_set",
     "label",
+    "non_blank",
     "not_null",
+    "null",
     "of_dtype",
+    "pair_above",
     "pair_at_least",
     "pair_equal",
     "schema",
@@ -77,6 +82,16 @@ def not_null(*columns: str, where: str | None = None) -> list[Expectation]:
     return [_gx().ExpectColumnValuesToNotBeNull(column=c, **_where(where)) for c in columns]
 
 
+def null(*columns: str, where: str | None = None) -> list[Expectation]:
+    """Only nulls in each of ``columns`` (in the rows matching the pandas query ``where``)."""
+    return [_gx().ExpectColumnValuesToBeNull(column=c, **_where(where)) for c in columns]
+
+
+def non_blank(*columns: str) -> list[Expectation]:
+    """Non-null values of each of ``columns`` hold a character other than white space."""
+    return [_gx().ExpectColumnValuesToMatchRegex(column=c, regex=r"\S") for c in columns]
+
+
 def unique(*columns: str) -> list[Expectation]:
     """No two rows share the key ``columns`` (one column or a compound key)."""
     if len(columns) == 1:
@@ -84,9 +99,25 @@ def unique(*columns: str) -> list[Expectation]:
     return [_gx().ExpectCompoundColumnsToBeUnique(column_list=list(columns))]
 
 
-def between(column: str, low: float | None, high: float | None) -> list[Expectation]:
-    """Non-null values of ``column`` lie in ``[low, high]`` (``None``: unbounded)."""
-    return [_gx().ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high)]
+def between(
+    column: str, low: float | None, high: float | None, where: str | None = None
+) -> list[Expectation]:
+    """Non-null values of ``column`` lie in ``[low, high]`` (``None``: unbounded), in the rows
+    matching the pandas query ``where``."""
+    return [
+        _gx().ExpectColumnValuesToBeBetween(
+            column=column, min_value=low, max_value=high, **_where(where)
+        )
+    ]
+
+
+def in_period(column: str, start: datetime, end: datetime) -> list[Expectation]:
+    """Non-null timestamps of ``column`` lie in ``[start, end)``."""
+    return [
+        _gx().ExpectColumnValuesToBeBetween(
+            column=column, min_value=start, max_value=end, strict_max=True
+        )
+    ]
 
 
 def at_least(column: str, low: float) -> list[Expectation]:
@@ -121,6 +152,18 @@ def pair_at_least(column_a: str, column_b: str) -> list[Expectation]:
             column_A=column_a,
             column_B=column_b,
             or_equal=True,
+            ignore_row_if="either_value_is_missing",
+        )
+    ]
+
+
+def pair_above(column_a: str, column_b: str) -> list[Expectation]:
+    """``column_a > column_b`` in every row where both are present."""
+    return [
+        _gx().ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=column_a,
+            column_B=column_b,
+            or_equal=False,
             ignore_row_if="either_value_is_missing",
         )
     ]

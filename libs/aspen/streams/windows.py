@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from aspen.errors import ConfigError
 
 __all__ = [
-    "KEEPS", "KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "window_starts",
+    "KEEPS", "KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "replay_window",
+    "window_starts",
 ]
 
 #: Microseconds in a second.
@@ -203,6 +204,21 @@ class KeyWindows:
             self.add(spec, reading, step)
         return step
 
+    def flush(self, spec: WindowSpec) -> list[WindowOutput]:
+        """Close every window still open, as if the stream had ended (a replay ends where its
+        interval ends).
+
+        >>> key = KeyWindows()
+        >>> _ = key.add(WindowSpec(10, 10), Reading(1, 3, 2.0))
+        >>> [w.ids for w in key.flush(WindowSpec(10, 10))], key.open
+        ([(1,)], {})
+        """
+        step = Step()
+        if self.max_ts_us is not None:
+            self.max_ts_us += spec.size_us + spec.lateness_us
+            self._close(spec, step)
+        return step.closed
+
     def _close(self, spec: WindowSpec, step: Step) -> None:
         mark = self.watermark(spec)
         assert mark is not None
@@ -237,3 +253,20 @@ class KeyWindows:
                    {start: _Open(count, total, low, high, list(ids), first, last)
                     for start, count, total, low, high, ids, first, last in data["open"]},
                    set(data["times"]), data["keep"])
+
+
+def replay_window(spec: WindowSpec, readings: list[Reading],
+                  start_us: int) -> tuple[int, ...] | None:
+    """Replay-Lazy: the ids of the window starting at ``start_us``, rebuilt by running
+    ``readings`` (one key's readings of a covering interval, those the stream dropped left out)
+    through the windows from an empty state; None when no such window forms.
+
+    >>> replay_window(WindowSpec(10, 10), [Reading(4, 12, 1.0), Reading(7, 15, 1.0)], 10)
+    (4, 7)
+    """
+    replay = KeyWindows()
+    step = replay.add_all(spec, readings)
+    for window in [*step.closed, *replay.flush(spec)]:
+        if window.start_us == start_us:
+            return window.ids
+    return None

@@ -80,3 +80,20 @@ def test_depth_readings_is_refused_where_it_means_nothing(
     assert main(["--lake", lake_with_chain.lake, "explain", "reachable", "a", "b",
                  "--depth", "readings"]) == 2
     assert "--depth readings applies to active_region" in capsys.readouterr().err
+
+
+def test_readings_past_their_retention_are_purged_and_requests_say_so(
+        lake_with_chain: Settings) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from aspen.errors import ProvenanceExpiredError
+    from aspen.lake.housekeeping import purge_readings
+    from aspen.pipeline.reading_provenance import explain_triggered
+
+    rule = TriggerRule()
+    assert purge_readings(lake_with_chain, 1.0) == 0  # ingested just now: kept
+    assert explain_triggered(lake_with_chain, "a", rule).windows[0].readings
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert purge_readings(lake_with_chain, 1.0, now=later) == 8
+    with pytest.raises(ProvenanceExpiredError, match="past the readings' retention"):
+        explain_triggered(lake_with_chain, "a", rule)
