@@ -35,7 +35,7 @@ from aspen.pipeline.reading_provenance import (
     WindowReadings,
     explain_triggered,
 )
-from aspen.pipeline.reading_stream import READING_DROPS, READING_RULES, READING_WINDOWS, load_rule
+from aspen.pipeline.reading_tables import READING_DROPS, READING_RULES, READING_WINDOWS, load_rule
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 

@@ -18,16 +18,15 @@ from aspen.lake import deltars
 from aspen.lake.ingest import ingest_files
 from aspen.lake.tables import READINGS
 from aspen.pipeline.reading_provenance import window_ids
-from aspen.pipeline.reading_stream import (
+from aspen.pipeline.reading_rows import StreamState, step_frame
+from aspen.pipeline.reading_tables import (
     READING_DROPS,
     READING_RULES,
     READING_WINDOWS,
-    StreamState,
     _drops_arrow,
     _windows_arrow,
     load_rule,
     record_rule,
-    step_frame,
 )
 from aspen.quality import run_expectations
 from aspen.quality.gx_validate import GxValidator
@@ -349,7 +348,8 @@ def test_rounding_in_the_aggregates_is_not_an_error(frames, validator) -> None:
 def test_a_zone_alarm_s_windows_pass(frames, validator) -> None:
     """A zone alarm's ids span its zone's sensors and their count windows: only their number,
     covering interval and presence in readings are checked."""
-    from aspen.pipeline.reading_stream import _rule_json, zone_step_frame
+    from aspen.pipeline.reading_rows import zone_step_frame
+    from aspen.pipeline.reading_tables import _rule_json
     from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 
     rule = ZoneRule(name="zone_alarm", count=3, sensors=1, within_s=30.0)

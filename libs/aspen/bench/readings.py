@@ -199,7 +199,8 @@ def _spark_mode(spark: Any, work: Path, tag: str, mode: str, backlog: Sequence[S
     from aspen.lake.deltars import read_table
     from aspen.lake.ingest import ingest_files
     from aspen.pipeline.reading_provenance import explain_triggered
-    from aspen.pipeline.reading_stream import READING_WINDOWS, run_reading_stream
+    from aspen.pipeline.reading_stream import run_reading_stream
+    from aspen.pipeline.reading_tables import READING_WINDOWS
     from aspen.settings import Settings
 
     lake = Settings(lake=str(work / f"lake-{tag}-{mode}"))

@@ -96,7 +96,7 @@ def _triggered(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.cli._output import printable
     from aspen.errors import ConfigError
     from aspen.pipeline.reading_provenance import explain_triggered
-    from aspen.pipeline.reading_stream import load_rule
+    from aspen.pipeline.reading_tables import load_rule
 
     if len(args.key) != 1:
         raise ConfigError("aspen explain triggered takes one sensor id")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError, ProvenanceExpiredError
 from aspen.lake import deltars, tables
-from aspen.pipeline.reading_stream import READING_DROPS, READING_WINDOWS
+from aspen.pipeline.reading_tables import READING_DROPS, READING_WINDOWS
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.windows import Reading, replay_window
@@ -244,7 +244,7 @@ def trigger_origins(settings: Settings, sensor: str) -> list[TriggerOrigin]:
     """The live ``triggered`` instances of ``sensor``, each with its origin (the chain
     triggered sensor ← window ← readings; a sensor triggered by a plain update has no window)."""
     from aspen.lake.apply_local import key_json
-    from aspen.pipeline.reading_stream import load_rule
+    from aspen.pipeline.reading_tables import load_rule
 
     live = _read(settings, tables.VARIABLES,
                  f"relation = 'triggered' AND key = {_text(key_json([sensor]))} "

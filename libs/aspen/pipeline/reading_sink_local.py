@@ -18,13 +18,9 @@ from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
-from aspen.pipeline.reading_stream import (
-    MODES,
-    StreamState,
-    record_rule,
-    step_frame,
-)
-from aspen.pipeline.reading_stream import write_micro_batch as sink_micro_batch
+from aspen.pipeline.reading_rows import StreamState, step_frame
+from aspen.pipeline.reading_tables import MODES, record_rule
+from aspen.pipeline.reading_tables import write_micro_batch as sink_micro_batch
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.windows import Reading
@@ -47,8 +43,8 @@ class LocalBatch:
 def write_micro_batch(settings: Settings, rule: TriggerRule, mode: str, frame: pd.DataFrame,
                       stream_batch: int, log_decisions: bool = True) -> LocalBatch:
     """Write micro-batch ``stream_batch`` of rule ``rule`` from ``frame`` (rows as
-    :func:`~aspen.pipeline.reading_stream.step_frame` emits them) as the stream's sink does
-    (:func:`aspen.pipeline.reading_stream.write_micro_batch`). The rule is recorded in
+    :func:`~aspen.pipeline.reading_rows.step_frame` emits them) as the stream's sink does
+    (:func:`aspen.pipeline.reading_tables.write_micro_batch`). The rule is recorded in
     ``reading_rules`` first (a name that ran with another definition or mode is refused)."""
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ProvenanceError
 from aspen.lake.tables import READINGS
-from aspen.pipeline.reading_stream import READING_DROPS, READING_RULES
+from aspen.pipeline.reading_tables import READING_DROPS, READING_RULES
 from aspen.quality.spec import CrossCheckResult
 from aspen.streams.rules import TriggerRule
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from aspen.pipeline.reading_stream import Rule
+    from aspen.pipeline.reading_tables import Rule
 
 __all__ = [
     "PROBLEMS", "WindowProblems", "drops_in_readings", "parse_rule", "rules_of",
@@ -106,7 +106,7 @@ def parse_rule(definition: Any) -> Rule | None:
     >>> parse_rule('{"name": "hot", "threshold": 99}').threshold, parse_rule("{")
     (99, None)
     """
-    from aspen.pipeline.reading_stream import rule_from_json
+    from aspen.pipeline.reading_tables import rule_from_json
 
     try:
         return rule_from_json(definition)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from aspen.lake.tables import READINGS
 from aspen.lake.validation import EARLIEST_EVENT_TIME, LATEST_EVENT_TIME, MAX_MAGNITUDE
-from aspen.pipeline.reading_stream import MODES, READING_DROPS, READING_RULES, READING_WINDOWS
+from aspen.pipeline.reading_tables import MODES, READING_DROPS, READING_RULES, READING_WINDOWS
 from aspen.quality.derived import (
     AGGREGATE_ERRORS,
     add_aggregate_errors,
