@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NEW_TABLE_PROPERTIES", "append_table", "column_max", "column_maxima", "commit_after",
+    "compact_if_fragmented", "only_compacted_since",
     "data_bytes", "delete_where", "exact_row_count", "partition_columns", "read_table",
     "replace_batch", "row_count", "table_columns", "table_exists", "table_version",
     "table_version_or_none", "text_field", "write_table",
@@ -73,6 +74,54 @@ def text_field(name: str) -> Any:
     import pyarrow.compute as pc
 
     return pc.field(name).cast(pa.string())
+
+
+#: Operations that rewrite a table's files without changing its rows.
+_NO_DATA_CHANGE = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END"})
+
+
+def compact_if_fragmented(settings: Settings, name: str, max_files: int) -> bool:
+    """Compact table ``name`` into fewer files (delta-rs OPTIMIZE, no JVM) when it has more
+    than ``max_files`` data files; whether it did. Readers that scan a table open every file,
+    so an append-per-batch table would otherwise cost more each batch.
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> for n in range(3):
+    ...     append_table(lake, "t", _arrow(pd.DataFrame({"batch_id": [n]})))
+    >>> compact_if_fragmented(lake, "t", 2), compact_if_fragmented(lake, "t", 2)
+    (True, False)
+    >>> len(_open(lake, "t").file_uris()), len(read_table(lake, "t"))
+    (1, 3)
+    """
+    if not table_exists(settings, name):
+        return False
+    table = _open(settings, name)
+    if len(table.file_uris()) <= max_files:
+        return False
+    table.optimize.compact()
+    return True
+
+
+def only_compacted_since(settings: Settings, name: str, version: int) -> bool:
+    """Whether every commit of table ``name`` after ``version`` only rewrote files (OPTIMIZE,
+    VACUUM): the table's rows are still those of ``version``.
+
+    >>> import tempfile, pandas as pd
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> for n in range(2):
+    ...     append_table(lake, "t", _arrow(pd.DataFrame({"batch_id": [n]})))
+    >>> only_compacted_since(lake, "t", 0), compact_if_fragmented(lake, "t", 1)
+    (False, True)
+    >>> only_compacted_since(lake, "t", 1)
+    True
+    """
+    table = _open(settings, name)
+    newer = table.version() - version
+    if newer <= 0:
+        return True
+    return all(entry.get("operation") in _NO_DATA_CHANGE
+               for entry in table.history(newer) if int(entry.get("version", -1)) > version)
 
 
 def table_exists(settings: Settings, name: str) -> bool:

@@ -199,7 +199,42 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
         raise
     runtime.committed(entry)
     crash_point("maintain:after-ledger")
+    if entry.batch_id % COMPACT_EVERY == 0:
+        compact_fragmented(settings)
     return report
+
+
+#: Every this many batches, a batch compacts the tables that grow a file or more a batch.
+COMPACT_EVERY = 16
+#: A table with more data files than this is compacted.
+MAX_FILES = 16
+#: Tables the maintainer writes a file or more to a batch, and that readers scan whole (the
+#: ledger, the registry, the apply's state); none is restored by the ledger.
+_MAINTAINER_TABLES = ("ledger", "metrics", "variables", "apply_state", "apply_notes", "link",
+                      "sensor", "triggered", "region_seed")
+#: The update log's tables (an ingest appends a file to each); compacted under the log-writer
+#: lease, skipped while an ingest holds it.
+_LOG_TABLES = ("ingest_files", "updates", "quarantine", "readings")
+
+
+def compact_fragmented(settings: Settings) -> list[str]:
+    """Compact every fragmented table a follower's batches grow (delta-rs, no JVM), so that a
+    batch's reads stay as cheap at its thousandth batch as at its first; the tables compacted.
+    The caller holds the maintainer lease; the log's tables are done only if the log-writer
+    lease is free at once."""
+    from aspen.errors import LeaseBusyError
+    from aspen.lake.deltars import compact_if_fragmented
+    from aspen.lake.lease import LogWriterLease
+
+    done = [name for name in _MAINTAINER_TABLES
+            if compact_if_fragmented(settings, name, MAX_FILES)]
+    try:
+        with LogWriterLease.reentrant(settings, "aspen maintain (compaction)", wait=0):
+            done += [name for name in _LOG_TABLES
+                     if compact_if_fragmented(settings, name, MAX_FILES)]
+    except LeaseBusyError:  # an ingest is writing: the next compaction will do them
+        pass
+    return done
 
 
 def _drop_uncommitted_log(settings: Settings, last: ledger.LedgerEntry) -> None:

@@ -94,9 +94,13 @@ def restore_uncommitted(settings: Settings, entry: LedgerEntry) -> list[str]:
     that batch committed (Delta time travel); returns the tables restored."""
     from deltalake import DeltaTable
 
+    from aspen.lake.deltars import only_compacted_since
+
     restored = []
     for name, version in sorted(entry.table_versions.items()):
         if table_exists(settings, name) and table_version(settings, name) > version:
+            if only_compacted_since(settings, name, version):
+                continue  # housekeeping compacted it since: the committed rows, in fewer files
             DeltaTable(settings.table_uri(name)).restore(version)
             restored.append(name)
     return restored
