@@ -67,6 +67,23 @@ def test_a_fresh_lake_gets_the_log_tables_spark_would_create(lake: Settings,
     assert str(marker["ingested_at"].tzinfo) == "UTC"
 
 
+def test_the_first_reading_creates_a_readings_table_spark_would_create(
+        lake: Settings, tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"op": "insert", "relation": "reading", "sensor": "s1", '
+                    '"ts": "2026-12-01T10:00:03Z", "value": 93.1}\n')
+    assert ingest_files(lake, [path]).readings == 1
+    table = DeltaTable(lake.table_uri(tables.READINGS))
+    protocol = table.protocol()
+    assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2)
+    assert table.metadata().configuration == NEW_TABLE_PROPERTIES
+    assert table.schema().to_arrow() == tables.arrow_schema_of(tables.READINGS)
+    assert read_table(lake, tables.READINGS)[["id", "sensor", "value"]].values.tolist() == [
+        [1, "s1", 93.1]]
+
+
 def test_reingest_copy_and_a_crash_before_the_marker_keep_records_once(
         lake: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = _write(tmp_path / "a.jsonl", _links("a", 2))
