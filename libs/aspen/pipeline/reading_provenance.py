@@ -174,10 +174,10 @@ def _micros(value: Any) -> int:
 
 
 def _window_readings(settings: Settings, rule: TriggerRule | ZoneRule, sensor: str,
-                     row: dict[str, Any]) -> WindowReadings:
+                     row: dict[str, Any], retained: int | None) -> WindowReadings:
     """Window ``row`` of ``reading_windows`` with its readings (id, ts, value), or
-    :class:`~aspen.errors.ProvenanceExpiredError` when they are past the retention."""
-    retained = _retained_from(settings)
+    :class:`~aspen.errors.ProvenanceExpiredError` when they are past the retention (the
+    lowest retained reading id is ``retained``, read once by the caller)."""
     if retained is None or int(row["ids_lo"]) < retained:
         raise ProvenanceExpiredError(
             f"the readings behind {sensor}'s window at {row['window_start']} are past the "
@@ -214,7 +214,9 @@ def explain_triggered(settings: Settings, sensor: str,
     triggered = last["decision"] == "insert"
     behind = (windows[windows["window_start"] >= last["window_start"]] if triggered
               else decided.iloc[-1:])
-    out = [_window_readings(settings, rule, sensor, row) for row in behind.to_dict("records")]
+    retained = _retained_from(settings)
+    out = [_window_readings(settings, rule, sensor, row, retained)
+           for row in behind.to_dict("records")]
     return SensorExplanation(sensor, rule.name, at, triggered, out)
 
 
@@ -263,7 +265,8 @@ def trigger_origins(settings: Settings, sensor: str) -> list[TriggerOrigin]:
                          f"rule = {_text(rule.name)} AND sensor = {_text(sensor)} AND "
                          f"window_end = {end} AND decision = 'insert'")
             if len(rows):
-                window = _window_readings(settings, rule, sensor, rows.to_dict("records")[0])
+                window = _window_readings(settings, rule, sensor, rows.to_dict("records")[0],
+                                          _retained_from(settings))
         out.append(TriggerOrigin(sensor, str(var), source, match["rule"] if match else None,
                                  window))
     return out
