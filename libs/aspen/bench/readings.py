@@ -34,7 +34,7 @@ from typing import Any
 
 from aspen.streams.encoding import ProvenanceEncoder, decode
 from aspen.streams.rules import SensorState, TriggerRule
-from aspen.streams.windows import SECOND_US, KeyWindows, Reading, WindowOutput
+from aspen.streams.windows import SECOND_US, KeyWindows, Reading, WindowOutput, replay_window
 
 __all__ = [
     "MODES", "SensorReading", "operator_cells", "retrieval_cells", "sensor_stream",
@@ -136,12 +136,10 @@ def _replayed(rule: TriggerRule, by_sensor: dict[str, list[SensorReading]], sens
     rows = by_sensor[sensor]
     ids = [r.id for r in rows]
     low, high = bisect.bisect_left(ids, window.first), bisect.bisect_right(ids, window.last)
-    replay = KeyWindows()
-    spec = rule.spec
-    step = replay.add_all(spec, [Reading(r.id, r.ts_us, r.value) for r in rows[low:high]])
-    far = Reading(10**12, (replay.max_ts_us or 0) + 2 * spec.size_us + spec.lateness_us, 0.0)
-    step.closed += replay.add(spec, far).closed
-    return next(w.ids for w in step.closed if w.start_us == window.start_us)
+    ids = replay_window(rule.spec, [Reading(r.id, r.ts_us, r.value) for r in rows[low:high]],
+                        window.start_us)
+    assert ids is not None
+    return ids
 
 
 def retrieval_cells(stream: Sequence[SensorReading],
