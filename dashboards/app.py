@@ -5,10 +5,16 @@ Reads the Delta lake directly through delta-rs (no JVM), and never writes to it.
 comes from ``--lake`` after ``--``, else ``ASPEN_LAKE``, else ``./lakehouse``; every page
 resolves it itself (:func:`lakeview.current_lake`), so a page opened first by a deep link reads
 the same lake. See docs/operating-the-dashboard.md.
+
+While a page is open, a fragment in the sidebar checks every few seconds (``status.REFRESH_S``,
+``ASPEN_DASHBOARD_REFRESH_S`` overrides it, 0 turns it off) whether a table of the lake got a new
+Delta version since the page was drawn (:func:`status.lake_moved`) and only then reruns the
+whole app, so an unchanged lake never redraws.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +24,15 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # `streamlit run` adds it; AppTest does not
     sys.path.insert(0, str(HERE))
 
+import pandas as pd  # noqa: E402
 from lakeview import current_lake, lake_name, text  # noqa: E402
+from status import clock_text, lake_fingerprint, lake_moved, refresh_interval  # noqa: E402
+
+#: Keys of st.session_state: the lake's fingerprint when the page was drawn, and when.
+FINGERPRINT_KEY = "aspen_lake_fingerprint"
+DRAWN_AT_KEY = "aspen_drawn_at"
+#: Set by a full run: the fragment's first call in that run has nothing new to check.
+_JUST_DRAWN_KEY = "aspen_just_drawn"
 
 st.set_page_config(page_title="Aspen", layout="wide")
 
@@ -33,8 +47,39 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "sensors.py", title="Sensor readings"),
         st.Page(HERE / "pages" / "queries.py", title="Queries"),
         st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
+        st.Page(HERE / "pages" / "internals.py", title="Internals"),
     ]
 )
+settings = current_lake()
 # the lake's name only: the server's file-system layout is none of the reader's business
-st.sidebar.caption(f"Lake: {text(lake_name(current_lake()))} (read-only)")
+st.sidebar.caption(f"Lake: {text(lake_name(settings))} (read-only)")
+# taken before the page draws: a commit landing while it draws reruns it once more
+st.session_state[FINGERPRINT_KEY] = lake_fingerprint(settings)
+st.session_state[DRAWN_AT_KEY] = pd.Timestamp.now(tz="UTC")
+st.session_state[_JUST_DRAWN_KEY] = True
+interval = refresh_interval(os.environ)
+
+
+def _updated_note() -> None:
+    drawn = clock_text(st.session_state.get(DRAWN_AT_KEY))
+    every = "" if interval is None else f"; checks the lake every {interval:g} s"
+    st.caption(f"Updated {drawn} UTC{every}")
+
+
+@st.fragment(run_every=interval)
+def _watch_the_lake() -> None:
+    """Rerun the whole app when the lake moved since the page was drawn; else redraw only the
+    note (nothing else on the page changes, so nothing flickers)."""
+    if not st.session_state.pop(_JUST_DRAWN_KEY, False) and lake_moved(
+        st.session_state.get(FINGERPRINT_KEY), current_lake()
+    ):
+        st.rerun(scope="app")
+    _updated_note()
+
+
+with st.sidebar:
+    if interval is None:
+        _updated_note()
+    else:
+        _watch_the_lake()
 navigation.run()

@@ -35,6 +35,7 @@ from aspen.lake.committed import committed_versions, reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
 from aspen.lake.view_log import VIEW_CHANGES, read_view_at
+from aspen.pipeline import lake_provenance
 from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.settings import DEFAULT_LAKE, Settings
 
@@ -330,29 +331,22 @@ def live_edges(links: pd.DataFrame) -> pd.DataFrame:
     return grouped.sort_values(["src", "dst"]).reset_index(drop=True)
 
 
-#: The tables a :class:`LakeProvenance` reads: the ``variables`` registry, every view's snapshot
-#: and the views' change log.
-PROVENANCE_TABLES: tuple[str, ...] = ("variables", *VIEWS, VIEW_CHANGES)
-
+#: The tables a :class:`LakeProvenance` reads (re-exported for the pages).
+PROVENANCE_TABLES = lake_provenance.PROVENANCE_TABLES
 #: Cache key of a lake's provenance: ``(table, version)`` of each provenance table that exists.
-ProvenanceVersions = tuple[tuple[str, int], ...]
+ProvenanceVersions = lake_provenance.ProvenanceVersions
+#: Versions of the existing ``variables`` and view tables (cheap; changes on every commit).
+provenance_versions = lake_provenance.provenance_versions
 
 
-def provenance_versions(settings: Settings) -> ProvenanceVersions:
-    """Versions of the existing ``variables`` and view tables (cheap; changes on every commit)."""
-    found = ((name, reading_version(settings, name)) for name in PROVENANCE_TABLES)
-    return tuple((name, version) for name, version in found if version is not None)
-
-
-# a cache per session: dd managers are not thread-safe
-@st.cache_resource(show_spinner=False, max_entries=4, scope="session")
 def load_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:
-    """The decoded provenance of ``lake``, one per set of table ``versions`` (the cache key).
-
-    Formulas are decoded lazily and kept on the object, so a rerun decodes nothing again
-    until a table gets a new version.
+    """The decoded provenance of ``lake`` at table ``versions``: one per server process and
+    lake version, shared by every session (its methods hold a lock: ``dd`` managers are not
+    thread-safe) and usually decoded before the first question by the server's warming thread
+    (``aspen dashboard``). Formulas are decoded once and kept, so a rerun decodes nothing
+    again until a table gets a new version.
     """
-    return LakeProvenance(Settings(lake=lake))
+    return lake_provenance.shared_provenance(lake, versions)
 
 
 def link_of(base_tuple: str) -> tuple[str, str] | None:

@@ -1,48 +1,483 @@
-"""Why: the minimal witness sets and critical base tuples of one view tuple, from the lake.
+"""Why, and why not: what a view's answer rests on, or why a pair is missing from it.
 
-For a pair (``reachable``, ``cheapest_path``) the witnesses are sets of links, drawn on a graph;
-for a region member (``active_region``: region + sensor) each witness is a chain of triggered
-sensors from the region's seed to the member, and the critical sensors are those whose failure
-alone removes the member.
+Pick a question (a reachable pair, a cheapest path, …, a region member) and its two ends. For a
+tuple the view holds, the page shows its minimal witnesses (each a set of links that alone keeps
+it: a route with its costs; for a region member, a chain of triggered sensors from the seed) and
+the critical ones (losing any one removes the tuple), drawn where they sit in the network or on
+the sensor grid. For a pair of nodes the view does not hold, it answers *why not* from the live
+links and the recently dead ones (:func:`aspen.views.why_not.why_not`). The question and its
+answer stay in ``st.session_state`` until the operator asks another one.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
+
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from lakeview import (
+    DEATH_STYLES,
+    MAX_DRAWN_EDGES,
+    NO_REGION,
     base_tuple_of,
     current_lake,
+    deleted_links,
     link_of,
+    live_edges,
     load_provenance,
     provenance_versions,
     read_latest,
+    recent_batches,
     sensor_chain,
+    sensor_map,
     table_version,
     text,
     witness_dot,
 )
 
+from aspen.cli._output import printable
 from aspen.errors import AspenError
-from aspen.pipeline.lake_provenance import Explanation
+from aspen.pipeline.lake_provenance import PROVENANCE_VIEWS, Explanation
 from aspen.settings import Settings
+from aspen.views.why_not import WhyNot, cost_text, route_through, why_not
 
-#: Views this page explains, with the attributes that pick a tuple.
-WHY_VIEWS: dict[str, tuple[str, str]] = {
-    "reachable": ("src", "dst"),
-    "cheapest_path": ("src", "dst"),
-    "active_region": ("region", "sensor"),
+#: The questions, in plain words, by the view that answers them.
+VIEW_LABELS: dict[str, str] = {
+    "reachable": "Reachable pair",
+    "cheapest_path": "Cheapest path",
+    "fewest_hops": "Fewest-hop path",
+    "min_cost": "Cheapest cost",
+    "min_hops": "Fewest hops",
+    "shortest_cheapest_path": "Cheapest and shortest paths",
+    "active_region": "Region member",
 }
+#: The views this page explains: those whose tuples carry provenance to explain.
+WHY_VIEWS = tuple(view for view in VIEW_LABELS if view in PROVENANCE_VIEWS)
+#: What losing a critical link removes, by view.
+LOST_WHAT: dict[str, str] = {
+    "reachable": "the pair",
+    "cheapest_path": "this path",
+    "fewest_hops": "this path",
+    "min_cost": "this cheapest cost",
+    "min_hops": "this hop count",
+    "shortest_cheapest_path": "these paths",
+}
+#: Witnesses shown per answer, raised step by step when more exist.
+LIMITS = (20, 100, 500)
+#: Default N of "links that died in the last N ingest batches".
+DEFAULT_RECENT = 3
 #: Relations whose tuples die with a failed sensor.
 SENSOR_RELATIONS = ("sensor", "triggered")
+#: The tables a why-not answer reads (their versions key the remembered answer).
+LINK_TABLES = ("link", "variables", "ingest_files")
+#: Keys in ``st.session_state``: the remembered answer, the witness limit of the question and
+#: the network's map layout.
+ANSWER_KEY, LIMIT_KEY, POSITIONS_KEY = "why_answer", "why_limit", "why_positions"
+
+T = TypeVar("T")
 
 
-def sensor_positions(settings: Settings) -> dict[str, tuple[float, float]]:
-    """``id → (x, y)`` of the live sensors (empty when there is no readable ``sensor`` table)."""
-    snapshot = read_latest(settings, "sensor", ("id", "x", "y"))
-    if snapshot is None or snapshot.problem or snapshot.rows.empty:
+# -- the network: live links and recently dead ones ------------------------------------------
+
+
+class Network(NamedTuple):
+    """The live links (``src``, ``dst``, ``cost``: the cheapest live instance per pair), the
+    ``variables`` registry (``None`` without one), every node on a live or dead link, and what
+    the map layout of the network is kept by (the lake and its ``link`` table's version)."""
+
+    live: pd.DataFrame
+    registry: pd.DataFrame | None
+    nodes: list[str]
+    layout_key: Hashable = None
+
+
+def ingest_batches(settings: Settings, variables: pd.DataFrame) -> list[object]:
+    """Every ingest batch number known: ``ingest_files`` (ingests and TTL sweeps), else the
+    births and deaths in the registry (as the Network page counts them)."""
+    files = read_latest(settings, "ingest_files", ("batch_id",))
+    if files is not None and not files.problem and not files.rows.empty:
+        return list(files.rows["batch_id"])
+    found: list[object] = []
+    for column in ("inserted_batch", "deleted_batch"):
+        if column in variables:
+            found += list(variables[column])
+    return found
+
+
+def read_network(settings: Settings) -> Network:
+    """The network as the ``link`` table and the ``variables`` registry give it."""
+    snapshot = read_latest(settings, "link", ("src", "dst", "cost"))
+    if snapshot is not None and snapshot.problem:
+        st.warning(snapshot.problem)
+    links = snapshot.rows if snapshot is not None and not snapshot.problem else pd.DataFrame()
+    live = live_edges(links)[["src", "dst", "cost"]]
+    found = read_latest(settings, "variables")
+    registry = (
+        found.rows
+        if found is not None and not found.problem
+        and {"relation", "values", "deleted_batch"} <= set(found.rows)
+        else None
+    )
+    nodes = set(live["src"]) | set(live["dst"])
+    if registry is not None:  # a node on dead links only is still one to ask about
+        every = deleted_links(registry, set(registry["deleted_batch"].dropna().astype("int64")))
+        nodes |= set(every["src"]) | set(every["dst"])
+    version = snapshot.version if snapshot is not None else None
+    return Network(live, registry, sorted(nodes), (settings.lake, version))
+
+
+def dead_links_of(settings: Settings, network: Network, count: int) -> pd.DataFrame:
+    """The links that died (deleted or expired) in the last ``count`` ingest batches."""
+    if network.registry is None:
+        return deleted_links(pd.DataFrame(), [])
+    batches = recent_batches(ingest_batches(settings, network.registry), count)
+    return deleted_links(network.registry, batches)
+
+
+# -- remembering the question and its answer -------------------------------------------------
+
+
+def remember(key: Hashable, compute: Callable[[], T]) -> T:
+    """The answer to ``key``: kept in ``st.session_state``, computed (with a spinner) only when
+    the question or the lake changed."""
+    kept = st.session_state.get(ANSWER_KEY)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    with st.spinner("Working out the answer…"):
+        value = compute()
+    st.session_state[ANSWER_KEY] = (key, value)
+    return value
+
+
+def witness_limit(question: Hashable) -> int:
+    """How many witnesses to show for ``question``: the first limit for a new question, a
+    raised one only while the operator stays on the question it was raised for."""
+    kept = st.session_state.get(LIMIT_KEY)
+    if kept is None or kept[0] != question:
+        kept = st.session_state[LIMIT_KEY] = (question, LIMITS[0])
+    return kept[1]
+
+
+def _raise_limit(question: Hashable, limit: int) -> None:
+    st.session_state[LIMIT_KEY] = (question, limit)
+
+
+def more_button(question: Hashable, limit: int, truncated: bool) -> None:
+    """When an answer has more witnesses than shown, a button to show more of them."""
+    if not truncated:
+        return
+    larger = [step for step in LIMITS if step > limit]
+    if not larger:
+        st.caption(f"More witnesses exist; the page shows at most {limit}.")
+        return
+    st.button(
+        f"More exist: show up to {larger[0]} witnesses",
+        key="why_more",
+        on_click=_raise_limit,
+        args=(question, larger[0]),
+    )
+
+
+# -- words -----------------------------------------------------------------------------------
+
+
+def route_words(nodes: Iterable[object]) -> str:
+    """A route as Markdown: ``a`` → ``b`` → ``c`` (each id through :func:`text`)."""
+    return " → ".join(text(node) for node in nodes)
+
+
+def _itself(src: object, dst: object) -> str:
+    return "itself" if src == dst else text(dst)
+
+
+def heading(view: str, values: tuple) -> str:
+    """The question a view tuple answers, in words (Markdown; ids through :func:`text`).
+
+    >>> heading("reachable", ("a", "c"))
+    'Why can `a` reach `c`?'
+    """
+    if view == "active_region":
+        return f"Why is sensor {text(values[1])} in region {text(values[0])}?"
+    src, dst = values[0], values[1]
+    ends = f"from {text(src)} to {text(dst)}"
+    if view == "cheapest_path":
+        return (f"Why is {route_words(values[2])} the cheapest path {ends} "
+                f"({cost_text(float(values[3]))})?")
+    if view == "fewest_hops":
+        return f"Why is {route_words(values[2])} a fewest-hop path {ends} ({_hops(values[3])})?"
+    if view == "min_cost":
+        return f"Why does the cheapest route {ends} cost {cost_text(float(values[2]))}?"
+    if view == "min_hops":
+        return f"Why does the shortest route {ends} take {_hops(values[2])}?"
+    if view == "shortest_cheapest_path":
+        return (f"Why is {route_words(values[2])} ({cost_text(float(values[3]))}) the cheapest "
+                f"and {route_words(values[4])} ({_hops(values[5])}) the shortest route {ends}?")
+    return f"Why can {text(src)} reach {_itself(src, dst)}?"
+
+
+def why_not_heading(view: str, src: str, dst: str) -> str:
+    """The why-not question of a pair, in words (Markdown)."""
+    if view == "reachable":
+        return f"Why can't {text(src)} reach {_itself(src, dst)}?"
+    return f"Why is there no path from {text(src)} to {_itself(src, dst)}?"
+
+
+def _hops(count: object) -> str:
+    return f"{count} hop" if str(count) == "1" else f"{count} hops"
+
+
+def link_words(src: str, dst: str, costs: dict[tuple[str, str], float],
+               name: Callable[[str], str] = str) -> str:
+    """``a → b (10 ms)``: plain text for a dataframe cell, or Markdown with ``name=text``."""
+    cost = cost_text(costs.get((src, dst), float("nan")))
+    return f"{name(src)} → {name(dst)} ({cost})"
+
+
+# -- drawing ---------------------------------------------------------------------------------
+
+
+def _quote(value: object) -> str:
+    """A DOT quoted string of ``value``: control characters, backslashes and quotes escaped,
+    so any id is a valid node name (as :mod:`lakeview` quotes them)."""
+    return '"' + printable(str(value)).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def route_dot(
+    links: Iterable[tuple[str, str, float]],
+    highlighted: Iterable[tuple[str, str]] = (),
+    dead: dict[tuple[str, str], tuple[str, int | None]] | None = None,
+    missing: Iterable[tuple[str, str]] = (),
+    ends: Iterable[str] = (),
+) -> str:
+    """A DOT digraph of ``(src, dst, cost)`` links labelled with their costs: ``highlighted``
+    ones bold red, ``dead`` ones dashed (with their death and batch), ``missing`` links dotted
+    green, the ``ends`` of the question filled."""
+    bold, dead = set(highlighted), dead or {}
+    lines = ["digraph why {", "  rankdir=LR;", "  node [shape=circle];"]
+    lines += [f"  {_quote(node)} [style=filled, fillcolor=gold];" for node in dict.fromkeys(ends)]
+    for src, dst, cost in sorted(set(links), key=lambda link: (link[0], link[1])):
+        label = cost_text(cost)
+        if (src, dst) in dead:
+            death, batch = dead[src, dst]
+            style = DEATH_STYLES.get(death, DEATH_STYLES["deleted"]) + ", penwidth=2"
+            label += f", {death}" + (f" b{batch}" if batch is not None else "")
+        elif (src, dst) in bold:
+            style = "color=red, penwidth=2.5"
+        else:
+            style = "color=gray40"
+        lines.append(f"  {_quote(src)} -> {_quote(dst)} [{style}, label={_quote(label)}];")
+    for src, dst in missing:
+        lines.append(f"  {_quote(src)} -> {_quote(dst)} "
+                     '[style=dotted, color=forestgreen, fontcolor=forestgreen, label="missing"];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def network_positions(topomap: Any, network: Network) -> dict[str, tuple[float, float]]:
+    """Where each node sits on the Network page's map (the layout of the whole live network),
+    kept in ``st.session_state`` until the ``link`` table changes."""
+    kept = st.session_state.get(POSITIONS_KEY)
+    if kept is not None and kept[0] == network.layout_key:
+        return kept[1]
+    triples = list(network.live.itertuples(index=False, name=None))
+    positions = topomap.layout(network.nodes, triples)
+    st.session_state[POSITIONS_KEY] = (network.layout_key, positions)
+    return positions
+
+
+def draw_links(
+    links: list[tuple[str, str, float]],
+    highlighted: list[tuple[str, str]],
+    network: Network,
+    dead: dict[tuple[str, str], tuple[str, int | None]] | None = None,
+    ends: Sequence[str] = (),
+) -> None:
+    """Links with their costs, placed where they sit in the network (``topomap``), else a
+    Graphviz drawing."""
+    try:
+        import topomap
+    except ImportError:
+        st.graphviz_chart(route_dot(links, highlighted, dead, ends=ends))
+        return
+    positions = network_positions(topomap, network)
+    figure = topomap.subgraph_figure(links, highlighted, positions)
+    st.plotly_chart(figure, width="stretch")
+
+
+def _share(label: str, nodes: list[str]) -> None:
+    try:
+        import topomap
+    except ImportError:
+        st.session_state["map_overlay"] = {"kind": "path", "label": label, "nodes": nodes}
+        return
+    topomap.share_path(label, nodes)
+
+
+def share_button(label: str, nodes: list[str], key: str) -> None:
+    """"Show on the network map": the route as an overlay on the Network page."""
+    if len(nodes) < 2:
+        return
+    if st.button("Show on the network map", key=key, on_click=_share, args=(label, nodes)):
+        st.caption("Shared: the Network page shows this route until another is shared.")
+
+
+# -- why: a pair the view holds --------------------------------------------------------------
+
+
+def witness_links(witness: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The links of a witness, and its other base tuples (described)."""
+    links, others = [], []
+    for base in witness:
+        link = link_of(base)
+        if link is None:
+            others.append(base)
+        else:
+            links.append(link)
+    return links, others
+
+
+def show_pair(view: str, explanation: Explanation, network: Network, index: int) -> None:
+    """Witnesses (routes with costs), critical links in words and the witness drawn."""
+    src, dst = str(explanation.tuple[0]), str(explanation.tuple[1])
+    costs = {(s, d): float(c) for s, d, c in network.live.itertuples(index=False, name=None)}
+    rows = []
+    for number, witness in enumerate(explanation.witnesses, start=1):
+        links, others = witness_links(witness)
+        route = route_through(links, src, dst)
+        ordered = ([(a, b) for a, b in zip(route, route[1:], strict=False)] if route
+                   else sorted(links))
+        rows.append({
+            "witness": number,
+            "route": " → ".join(route) if route else "(not one route)",
+            "links": ", ".join([link_words(a, b, costs) for a, b in ordered] + others),
+            "size": len(witness),
+        })
+    st.dataframe(pd.DataFrame(rows, columns=["witness", "route", "links", "size"]),
+                 hide_index=True, width="stretch")
+
+    critical_links = [link for t in explanation.critical if (link := link_of(t)) is not None]
+    others = [t for t in explanation.critical if link_of(t) is None]
+    lost = LOST_WHAT.get(view, "the answer")
+    if critical_links:
+        words = ", ".join(link_words(a, b, costs, text) for a, b in critical_links)
+        st.markdown(f"**Losing any of these links removes {lost}:** {words}")
+    elif not others:
+        st.markdown(f"**No single lost link removes {lost}:** every link has a way around it.")
+    if others:
+        st.markdown("**Other base tuples it needs:** " + ", ".join(map(text, others)))
+
+    if not explanation.witnesses:
+        return
+    involved = sorted({link for w in explanation.witnesses for link in witness_links(w)[0]})
+    if len(involved) > MAX_DRAWN_EDGES:
+        st.caption(f"{len(involved)} links are too many to draw.")
+        return
+    shown = st.selectbox(
+        "Witness to draw", range(1, len(explanation.witnesses) + 1), key=f"why_witness_{index}"
+    )
+    chosen, _ = witness_links(explanation.witnesses[shown - 1])
+    drawn = [(a, b, costs.get((a, b), float("nan"))) for a, b in involved]
+    draw_links(drawn, chosen, network, ends=(src, dst))
+    st.caption("Red: the links of the witness chosen above; grey: the other witnesses' links. "
+               "Labels: link cost.")
+    route = route_through(chosen, src, dst)
+    if route:
+        share_button(f"Why {src} → {dst}: witness {shown}", route, key=f"why_share_{index}")
+
+
+# -- why not: a pair the view does not hold --------------------------------------------------
+
+
+def show_why_not(
+    settings: Settings, view: str, src: str, dst: str, network: Network, versions: Hashable
+) -> None:
+    """Why the pair is missing: the route needing the fewest dead links, or the two sides that
+    no link joins."""
+    st.subheader(why_not_heading(view, src, dst))
+    if network.registry is None:
+        st.caption("No `variables` registry yet: only live links are looked at.")
+    count = int(st.number_input(
+        "Count links that died in the last N ingest batches",
+        min_value=0, max_value=1000, value=DEFAULT_RECENT, step=1, key="why_recent",
+    ))
+    dead = dead_links_of(settings, network, count)
+    answer: WhyNot = remember(
+        ("why not", settings.lake, versions, view, src, dst, count),
+        lambda: why_not(
+            src, dst,
+            network.live.itertuples(index=False, name=None),
+            dead[["src", "dst", "cost", "death", "deleted_batch"]].itertuples(index=False,
+                                                                             name=None),
+        ),
+    )
+    lines = answer.sentences(text)
+    if answer.verdict == "reachable" and view != "reachable" and src == dst:
+        # reachable over a cycle, yet no path: the path views hold simple paths only
+        lines = [lines[0], "Paths in this view are simple: a node has a path to itself only "
+                           "through a link from it to itself."]
+    if answer.verdict == "dead":
+        count_dead = len(answer.dead_links)
+        st.markdown("\n\n".join(lines[:-count_dead]))
+        st.markdown("\n".join(f"- {line}" for line in lines[-count_dead:]))
+    else:
+        st.markdown("\n\n".join(lines))
+    if answer.route:
+        st.dataframe(pd.DataFrame({
+            "step": range(1, len(answer.route) + 1),
+            "link": [f"{link.src} → {link.dst}" for link in answer.route],
+            "cost (ms)": [link.cost for link in answer.route],
+            "state": ["live" if link.live else
+                      f"{link.death}" + (f" in batch {link.batch}" if link.batch is not None
+                                         else "")
+                      for link in answer.route],
+        }), hide_index=True, width="stretch")
+        links = [(link.src, link.dst, link.cost) for link in answer.route]
+        deaths = {(link.src, link.dst): (str(link.death), link.batch)
+                  for link in answer.dead_links}
+        draw_links(links, list(deaths), network, dead=deaths, ends=(src, dst))
+        st.caption("The route: recently dead links in red (dashed without the network map), "
+                   "live ones grey. Labels: link cost.")
+        share_button(f"Why not {src} → {dst}", list(answer.nodes), key="why_share_not")
+    elif answer.verdict == "cut":
+        show_cut(answer, network, dead)
+
+
+def show_cut(answer: WhyNot, network: Network, dead: pd.DataFrame) -> None:
+    """The two sides no link joins, drawn with the missing links that would join them."""
+    if answer.candidates:
+        st.dataframe(pd.DataFrame({
+            "missing link": [f"{u} → {v}" for u, v in answer.candidates],
+        }), hide_index=True, width="stretch")
+    sides = set(answer.source_side) | set(answer.target_side)
+    links = [(s, d, float(c)) for s, d, c in network.live.itertuples(index=False, name=None)
+             if s in sides and d in sides]
+    live_pairs = {(a, b) for a, b, _ in links}
+    deaths: dict[tuple[str, str], tuple[str, int | None]] = {}
+    for s, d, c, death, batch in dead[["src", "dst", "cost", "death", "deleted_batch"]] \
+            .itertuples(index=False, name=None):
+        if s in sides and d in sides and (s, d) not in live_pairs:
+            links.append((s, d, float(c)))
+            deaths[s, d] = (str(death), int(batch))
+    if len(links) + len(answer.candidates) > MAX_DRAWN_EDGES:
+        st.caption(f"{len(links)} links between these nodes are too many to draw.")
+        return
+    st.graphviz_chart(route_dot(links, (), deaths, answer.candidates,
+                                ends=(answer.src, answer.dst)))
+    st.caption("Legend: solid = live link (label: cost); dashed = recently dead; dotted green = "
+               "a missing link that would connect the pair.")
+
+
+# -- why: a region member --------------------------------------------------------------------
+
+
+def sensor_positions(sensors: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
+    """``id → (x, y)`` of the live sensors (empty without a readable ``sensor`` table)."""
+    if sensors is None or sensors.empty:
         return {}
-    rows = snapshot.rows.drop_duplicates("id", keep="last")
+    rows = sensors.drop_duplicates("id", keep="last")
     return {
         str(i): (float(x), float(y)) for i, x, y in rows[["id", "x", "y"]].itertuples(index=False)
     }
@@ -52,94 +487,154 @@ def critical_sensors(critical: list[str]) -> list[str]:
     """Sensors named by a critical ``sensor`` or ``triggered`` base tuple."""
     found = {
         parsed[1][0]
-        for text in critical
-        if (parsed := base_tuple_of(text)) is not None and parsed[0] in SENSOR_RELATIONS
+        for described in critical
+        if (parsed := base_tuple_of(described)) is not None and parsed[0] in SENSOR_RELATIONS
     }
     return sorted(found)
 
 
-def critical_tuples_of(sensors: list[str]) -> set[str]:
-    """The ``sensor`` and ``triggered`` base tuples of ``sensors``, as described."""
-    return {f"{relation}({sensor})" for sensor in sensors for relation in SENSOR_RELATIONS}
+def _rows(settings: Settings, name: str, columns: tuple[str, ...]) -> pd.DataFrame | None:
+    snapshot = read_latest(settings, name, columns)
+    if snapshot is None or snapshot.problem or snapshot.rows.empty:
+        return None
+    return snapshot.rows
 
 
-def show_links(explanation: Explanation) -> None:
-    witnesses = explanation.witnesses
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "witness": range(1, len(witnesses) + 1),
-                "base tuples": [", ".join(w) for w in witnesses],
-                "size": [len(w) for w in witnesses],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-    )
-    critical = explanation.critical
-    if critical:
-        st.markdown(
-            "**Critical base tuples** (deleting any one removes the tuple): "
-            + ", ".join(map(text, critical))
-        )
-    else:
-        st.markdown("**No critical base tuple**: no single deletion removes this tuple.")
-    if witnesses:
-        involved = {link for w in witnesses for t in w if (link := link_of(t)) is not None}
-        shown = st.selectbox(
-            "Highlight witness",
-            range(1, len(witnesses) + 1),
-            key=f"witness-{explanation.tuple!r}",
-        )
-        chosen = {link for t in witnesses[shown - 1] if (link := link_of(t)) is not None}
-        st.graphviz_chart(witness_dot(involved, chosen))
+def chain_figure(placed: pd.DataFrame, chain: list[str], seed: str | None) -> go.Figure:
+    """The sensors on the grid, to scale, with the region's chain drawn (without ``regionmap``)."""
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(
+        x=placed["x"], y=placed["y"], mode="markers", name="sensor",
+        marker={"color": ["#222222" if on else "#BBBBBB" for on in placed["triggered"]],
+                "size": 7},
+        hovertext=[plain_text(s) for s in placed["sensor"]], hoverinfo="text",
+    ))
+    where = {s: (x, y) for s, x, y in placed[["sensor", "x", "y"]].itertuples(index=False)}
+    steps = [s for s in chain if s in where]
+    if len(steps) > 1:
+        figure.add_trace(go.Scatter(
+            x=[where[s][0] for s in steps], y=[where[s][1] for s in steps],
+            mode="lines+markers", name="chain", line={"color": "red", "width": 3},
+            hovertext=[plain_text(s) for s in steps], hoverinfo="text",
+        ))
+    if seed is not None and seed in where:
+        figure.add_trace(go.Scatter(
+            x=[where[seed][0]], y=[where[seed][1]], mode="markers", name="seed",
+            marker={"symbol": "star", "size": 16, "color": "gold"},
+        ))
+    figure.update_layout(height=520, xaxis_title="x (m)", yaxis_title="y (m)",
+                         yaxis={"scaleanchor": "x", "scaleratio": 1})
+    return figure
 
 
-def show_region_member(
-    explanation: Explanation, positions: dict[str, tuple[float, float]]
-) -> None:
-    member = str(explanation.tuple[1])
+def plain_text(value: object) -> str:
+    """An id for a plotly hover: printable, HTML-escaped, ``$`` as an entity (no markup, no
+    math)."""
+    return html.escape(printable(str(value)), quote=False).replace("$", "&#36;")
+
+
+def show_region_member(settings: Settings, explanation: Explanation, index: int) -> None:
+    """Chains of triggered sensors (table and grid), critical sensors in words."""
+    region, member = str(explanation.tuple[0]), str(explanation.tuple[1])
+    sensors = _rows(settings, "sensor", ("id", "x", "y"))
+    positions = sensor_positions(sensors)
     chains = [sensor_chain(w, member, positions) for w in explanation.witnesses]
     st.dataframe(
-        pd.DataFrame(
-            {
-                "witness": range(1, len(chains) + 1),
-                "seed": [seed or "" for seed, _ in chains],
-                "sensor chain": [" → ".join(chain) for _, chain in chains],
-                "sensors": [len(chain) for _, chain in chains],
-                "base tuples": [", ".join(w) for w in explanation.witnesses],
-            }
-        ),
+        pd.DataFrame({
+            "witness": range(1, len(chains) + 1),
+            "seed": [seed or "" for seed, _ in chains],
+            "sensor chain": [" → ".join(chain) for _, chain in chains],
+            "sensors": [len(chain) for _, chain in chains],
+        }),
         hide_index=True,
         width="stretch",
     )
-    if not positions:
-        st.caption("No sensor positions (`sensor` table): chains are listed seed, others, member.")
-    sensors = critical_sensors(explanation.critical)
-    if sensors:
-        st.markdown(
-            "**Critical sensors** (the failure of any one removes the member): "
-            + ", ".join(map(text, sensors))
-        )
+    critical = critical_sensors(explanation.critical)
+    if critical:
+        st.markdown(f"**Losing any of these sensors removes sensor {text(member)} from region "
+                    f"{text(region)}:** " + ", ".join(map(text, critical)))
     else:
-        st.markdown("**No critical sensor**: no single sensor failure removes this member.")
-    others = [t for t in explanation.critical if t not in critical_tuples_of(sensors)]
+        st.markdown(f"**No single sensor failure removes sensor {text(member)} from region "
+                    f"{text(region)}.**")
+    tuples = {f"{relation}({s})" for s in critical for relation in SENSOR_RELATIONS}
+    others = [t for t in explanation.critical if t not in tuples]
     if others:
-        st.markdown("**Other critical base tuples**: " + ", ".join(map(text, others)))
-    if chains:
-        involved = {
-            (chain[i], chain[i + 1]) for _, chain in chains for i in range(len(chain) - 1)
-        }
-        shown = st.selectbox(
-            "Highlight witness",
-            range(1, len(chains) + 1),
-            key=f"witness-{explanation.tuple!r}",
-        )
-        chain = chains[shown - 1][1]
-        chosen = {(chain[i], chain[i + 1]) for i in range(len(chain) - 1)}
-        if involved:
-            st.graphviz_chart(witness_dot(involved, chosen))
+        st.markdown("**Other base tuples every chain needs:** " + ", ".join(map(text, others)))
+    if not chains:
+        return
+    shown = st.selectbox("Witness to draw", range(1, len(chains) + 1),
+                         key=f"why_witness_{index}")
+    seed, chain = chains[shown - 1]
+    if not positions:
+        st.caption("No sensor positions (`sensor` table): chains are listed seed, others, "
+                   "member, and drawn without the grid.")
+        steps = {(chain[i], chain[i + 1]) for i in range(len(chain) - 1)}
+        if steps:
+            st.graphviz_chart(witness_dot(steps, steps))
+        return
+    regions = _rows(settings, "active_region", ("region", "sensor"))
+    triggered = _rows(settings, "triggered", ("id",))
+    placed = sensor_map(sensors if sensors is not None else pd.DataFrame(), regions, triggered)
+    # every sensor stays on the grid; only this region's membership is drawn
+    placed = placed.assign(region=placed["region"].where(placed["region"] == region, NO_REGION))
+    placed = placed.drop_duplicates(["sensor", "region"]).reset_index(drop=True)
+    try:
+        import regionmap
+    except ImportError:
+        st.plotly_chart(chain_figure(placed, chain, seed), width="stretch")
+        return
+    seeds = _rows(settings, "region_seed", ("region", "id"))
+    seeds = seeds[seeds["region"].astype(str) == region] if seeds is not None else None
+    st.plotly_chart(regionmap.region_figure(placed, seeds, chains=[chain]), width="stretch")
 
+
+# -- the page --------------------------------------------------------------------------------
+
+
+def _index(options: Sequence[str], wanted: str) -> int:
+    return options.index(wanted) if wanted in options else 0
+
+
+def default_pair(pairs: Iterable[tuple[str, str]], nodes: Sequence[str]) -> tuple[str, str]:
+    """The first pair of the view in sorted order whose ends differ; else two distinct nodes."""
+    found = min(((a, b) for a, b in pairs if a != b), default=None)
+    if found is not None:
+        return found
+    return (nodes[0], nodes[1]) if len(nodes) > 1 else (nodes[0], nodes[0])
+
+
+def explain(settings: Settings, view: str, key: tuple[str, str], limit: int) -> list[Explanation]:
+    """The view's explanations of ``key`` (remembered until the question or lake changes)."""
+    versions = provenance_versions(settings)
+    return remember(
+        ("why", settings.lake, versions, view, key, limit),
+        lambda: load_provenance(settings.lake, versions).explain(view, key, limit=limit),
+    )
+
+
+def show_explanations(settings: Settings, view: str, key: tuple[str, str],
+                      network: Network | None = None) -> None:
+    """The answer for a tuple the view holds: per matching tuple its witnesses and critical
+    base tuples, then a button for more witnesses when some were left out."""
+    question = (view, key)
+    limit = witness_limit(question)
+    try:
+        explanations = explain(settings, view, key, limit)
+    except AspenError as err:
+        st.warning(text(err))
+        st.stop()
+    for index, explanation in enumerate(explanations):
+        st.subheader(heading(view, tuple(explanation.tuple)))
+        count = len(explanation.witnesses)
+        more = " (more exist: the first ones are shown)" if explanation.truncated else ""
+        noun = "chain" if view == "active_region" else "witness set"
+        st.markdown(f"**{count} minimal {noun}{'' if count == 1 else 's'}**{more}: each alone "
+                    "keeps it.")
+        if network is None:
+            show_region_member(settings, explanation, index)
+        else:
+            show_pair(view, explanation, network, index)
+    more_button(question, limit, any(e.truncated for e in explanations))
 
 
 st.title("Why")
@@ -149,13 +644,15 @@ if table_version(settings, "variables") is None:
         "No provenance yet: no `variables` table. Run `aspen ingest` and `aspen maintain` first."
     )
     st.stop()
-present = {v: ver for v in WHY_VIEWS if (ver := table_version(settings, v)) is not None}
+present = [view for view in WHY_VIEWS if table_version(settings, view) is not None]
 if not present:
     st.info(f"No view tables yet ({', '.join(WHY_VIEWS)}): run `aspen maintain` first.")
     st.stop()
 
-view = st.selectbox("View", list(present))
-first, second = WHY_VIEWS[view]
+view = st.selectbox("Question", present, format_func=VIEW_LABELS.__getitem__, key="why_view",
+                    persist_state="session")
+st.caption(f"Answered from the view {text(view)}.")
+first, second = ("region", "sensor") if view == "active_region" else ("src", "dst")
 snapshot = read_latest(settings, view, (first, second))
 if snapshot is None:
     st.info(f"No `{view}` table yet: run `aspen maintain` first.")
@@ -163,29 +660,32 @@ if snapshot is None:
 if snapshot.problem:
     st.warning(snapshot.problem)
     st.stop()
-if snapshot.rows.empty:
-    st.info(f"The `{view}` table (version {snapshot.version}) has no tuples yet.")
-    st.stop()
 keys = snapshot.rows[[first, second]].astype(str).drop_duplicates()
 left, right = st.columns(2)
-first_value = left.selectbox(first, sorted(keys[first].unique()))
-second_value = right.selectbox(
-    second, sorted(keys.loc[keys[first] == first_value, second].unique())
-)
 
-try:
-    provenance = load_provenance(settings.lake, provenance_versions(settings))
-    explanations = provenance.explain(view, (first_value, second_value))
-except AspenError as err:
-    st.warning(text(err))
-    st.stop()
-
-positions = sensor_positions(settings) if view == "active_region" else {}
-for explanation in explanations:
-    st.subheader(f"{view}({', '.join(text(v) for v in explanation.tuple)})")
-    more = " (more exist; showing the first ones)" if explanation.truncated else ""
-    st.markdown(f"**{len(explanation.witnesses)} minimal witness set(s)**{more}")
-    if view == "active_region":
-        show_region_member(explanation, positions)
+if view == "active_region":
+    if keys.empty:
+        st.info(f"The `{view}` table (version {snapshot.version}) has no tuples yet.")
+        st.stop()
+    region = left.selectbox("Region", sorted(keys["region"].unique()), key="why_region",
+                            persist_state="session")
+    sensor = right.selectbox("Sensor", sorted(keys.loc[keys["region"] == region, "sensor"]),
+                             key="why_sensor", persist_state="session")
+    show_explanations(settings, view, (region, sensor))
+else:
+    network = read_network(settings)
+    pairs = set(zip(keys["src"], keys["dst"], strict=True))
+    nodes = sorted(set(network.nodes) | set(keys["src"]) | set(keys["dst"]))
+    if not nodes:
+        st.info("No nodes yet: no live or dead links and no pairs in the view.")
+        st.stop()
+    start, end = default_pair(pairs, nodes)
+    src = left.selectbox("From", nodes, index=_index(nodes, start), key="why_from",
+                         persist_state="session")
+    dst = right.selectbox("To", nodes, index=_index(nodes, end), key="why_to",
+                          persist_state="session")
+    if (src, dst) in pairs:
+        show_explanations(settings, view, (src, dst), network)
     else:
-        show_links(explanation)
+        versions = tuple(table_version(settings, name) for name in LINK_TABLES)
+        show_why_not(settings, view, src, dst, network, versions)

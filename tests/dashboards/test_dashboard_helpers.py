@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +15,11 @@ from aspen.cli.main import main
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
 import lakeview  # noqa: E402
+import paging  # noqa: E402
 import queryview  # noqa: E402
+import regionmap  # noqa: E402
+import status  # noqa: E402
+import topomap  # noqa: E402
 
 
 def test_links_dot_quotes_and_escapes_ids() -> None:
@@ -52,16 +55,16 @@ def test_dashboard_command_binds_to_localhost_and_passes_the_lake(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     launched: list[tuple[list[str], dict[str, str]]] = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd, env: launched.append((cmd, env)) or 0)
+    monkeypatch.setattr(dashboard_cli, "serve", lambda cmd, env: launched.append((cmd, env)) or 0)
     code = main(["--lake", str(tmp_path / "lake"), "dashboard", "--port", "8765"])
     assert code == 0
     ((command, env),) = launched
     # the lake reaches the server both ways: after `--`, and in ASPEN_LAKE for every page
     assert env["ASPEN_LAKE"] == (tmp_path / "lake").resolve().as_uri()
-    assert command[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert command[4] == str(DASHBOARDS / "app.py")
+    assert command[:3] == [sys.executable, "-m", "aspen.cli.dashboard_server"]
+    assert command[3] == str(DASHBOARDS / "app.py")
     separator = command.index("--")
-    pairs = command[5:separator]
+    pairs = command[4:separator]
     options = dict(zip(pairs[::2], pairs[1::2], strict=True))
     assert options == {
         "--server.address": "127.0.0.1",
@@ -90,7 +93,9 @@ def test_dashboard_command_without_the_app_says_so(
 # -- the Queries page's helpers -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [lakeview, queryview], ids=["lakeview", "queryview"])
+@pytest.mark.parametrize("module", [lakeview, queryview, paging, regionmap, status, topomap],
+                         ids=["lakeview", "queryview", "paging", "regionmap", "status",
+                              "topomap"])
 def test_the_doctests_of_the_dashboard_helpers_pass(module) -> None:
     import doctest
 

@@ -170,11 +170,18 @@ def test_markdown_checker_catches_what_an_unescaped_id_would_do() -> None:
 # -- the pages --------------------------------------------------------------------------------
 
 
-def test_overview_names_the_broken_table_as_text(hostile_lake: Path) -> None:
-    app = open_page()
+def test_internals_names_the_broken_table_as_text(hostile_lake: Path) -> None:
+    app = open_page("pages/internals.py")
     page_html = _inert(app)
     assert any(BROKEN_TABLE in w.value for w in app.warning)
     assert _in_code(page_html, BROKEN_TABLE)
+
+
+def test_overview_counts_the_broken_table_without_naming_it(hostile_lake: Path) -> None:
+    app = open_page()
+    page_html = _inert(app)
+    assert "- 1 table cannot be read (see Internals)" in app.warning[0].value.splitlines()
+    assert "broken" not in page_html
 
 
 def test_sidebar_names_the_lake_not_its_path(hostile_lake: Path) -> None:
@@ -184,12 +191,43 @@ def test_sidebar_names_the_lake_not_its_path(hostile_lake: Path) -> None:
     assert str(hostile_lake.parent) not in "\n".join(_markdown_values(app))
 
 
+def _map_texts(app: AppTest) -> list[str]:
+    """Every hover text, label and trace name on the network map."""
+    (chart,) = app.get("plotly_chart")
+    texts = []
+    for trace in json.loads(chart.proto.spec)["data"]:
+        texts.append(str(trace.get("name", "")))
+        for field in ("hovertext", "text"):
+            texts += [str(v) for v in trace.get(field) or []]
+    return texts
+
+
 def test_network_page_is_inert(hostile_lake: Path) -> None:
     app = open_page("pages/network.py")
     _inert(app)
-    assert set(app.selectbox[0].options) >= {LINK, BOLD, TAG}  # options are plain text
-    dot = app.get("graphviz_chart")[0].proto.spec
-    assert '"[click](http://evil.example/)" -> "**bold**"' in dot
+    assert set(app.selectbox(key="network_focus").options) >= {LINK, BOLD, TAG}  # plain text
+    texts = _map_texts(app)
+    # plotly reads a subset of HTML in its texts: the ids are escaped, not markup
+    assert "[click](http://evil.example/) → **bold**, 1 ms" in "\n".join(texts)
+    assert "**bold** → &lt;b&gt;x&lt;/b&gt;, 1 ms" in "\n".join(texts)
+    assert not any(TAG in t for t in texts)
+    # the search, the focus, a click and a shared overlay name ids in Markdown: as code
+    app.text_input(key="network_search").input("[no](http://evil.example/)").run()
+    assert _in_code(_inert(app), "[no](http://evil.example/)")  # "No node id contains …"
+    app.text_input(key="network_search").input("<B>").run()
+    app.selectbox(key="network_focus").select(TAG).run()
+    app.session_state["network_clicked"] = {"points": [{"customdata": ["link", LINK, TAG]}]}
+    app.session_state["map_overlay"] = {"kind": "path", "label": MATH, "nodes": [LINK, TICK]}
+    app.run()
+    assert not app.exception, app.exception
+    page_html = _inert(app)
+    assert _in_code(page_html, TAG) and _in_code(page_html, MATH)
+    assert any(s.value.startswith("Link ") for s in app.subheader)
+    app.session_state["map_overlay"] = {"kind": "losses", "label": BOLD, "links": [(LINK, TAG)]}
+    app.session_state["network_clicked"] = {"points": [{"customdata": ["node", TICK]}]}
+    app.run()
+    assert not app.exception, app.exception
+    _inert(app)
 
 
 def test_quarantine_page_is_inert(hostile_lake: Path) -> None:
@@ -200,13 +238,23 @@ def test_quarantine_page_is_inert(hostile_lake: Path) -> None:
 
 def test_why_page_shows_hostile_link_ids_as_text(hostile_lake: Path) -> None:
     app = open_page("pages/why.py")
-    assert app.selectbox[0].options == ["reachable", "active_region"]
+    assert app.selectbox[0].options == ["Reachable pair", "Region member"]
     app.selectbox[1].select(LINK).run()
     app.selectbox[2].select(BOLD).run()
     assert not app.exception, app.exception
     page_html = _inert(app)
-    assert _in_code(page_html, f"link({LINK}→{BOLD})")  # the one critical base tuple
-    assert _in_code(page_html, LINK) and _in_code(page_html, BOLD)  # the subheader's tuple
+    assert _in_code(page_html, LINK) and _in_code(page_html, BOLD)  # heading, critical link
+    assert any(m.value.startswith("**Losing any of these links") for m in app.markdown)
+
+
+def test_why_not_page_shows_hostile_link_ids_as_text(hostile_lake: Path) -> None:
+    app = open_page("pages/why.py")
+    app.selectbox[1].select(TAG).run()  # TAG reaches nothing: why not
+    app.selectbox[2].select(LINK).run()
+    assert not app.exception, app.exception
+    page_html = _inert(app)
+    assert _in_code(page_html, TAG) and _in_code(page_html, LINK)
+    assert any("missing links would connect them" in m.value for m in app.markdown)
 
 
 def test_why_page_shows_hostile_region_ids_as_text(hostile_lake: Path) -> None:
@@ -263,7 +311,7 @@ def test_a_page_opened_first_reads_the_lake_after_the_double_dash(
     monkeypatch.setattr(sys, "argv", [str(app_path()), "--lake", str(hostile_lake)])
     app = _open_page_alone("pages/why.py")
     assert not app.info  # not "No provenance yet" (./lakehouse)
-    assert app.selectbox[0].options == ["reachable", "active_region"]
+    assert app.selectbox[0].options == ["Reachable pair", "Region member"]
 
 
 def test_a_page_opened_first_reads_the_lake_aspen_dashboard_exports(

@@ -12,7 +12,7 @@ from dashboard_apptest import open_page
 from deltalake import write_deltalake
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboards" / "app.py")
-PAGES = ("pages/overview.py", "pages/network.py", "pages/quarantine.py")
+PAGES = ("pages/overview.py", "pages/network.py", "pages/quarantine.py", "pages/internals.py")
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
@@ -66,58 +66,75 @@ def test_empty_lake_shows_a_message_not_a_traceback(empty_lake: Path, page: str)
     assert not app.error
 
 
-def test_overview_lists_versions_and_row_counts(small_lake: Path) -> None:
-    app = open_page("pages/overview.py")
-    assert app.title[0].value == "Overview"
+def test_internals_lists_versions_and_row_counts(small_lake: Path) -> None:
+    app = open_page("pages/internals.py")
+    assert app.title[0].value == "Internals"
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Tables"] == "3"  # link, quarantine, summary
-    assert metrics["Rows"] == str(4 + 3 + 1)
     tables = app.dataframe[0].value.set_index("table")
-    assert tables.loc["link", "version"] == 1
+    assert tables.loc["link", "Delta version"] == 1
     assert tables.loc["link", "rows"] == 4
     assert tables.loc["quarantine", "rows"] == 3
     assert "updates" not in tables.index  # missing tables are simply not listed
-    published = app.dataframe[1].value
-    assert list(published["name"]) == ["link"]
+    published = app.dataframe[2].value
+    assert list(published["table"]) == ["link"]
+
+
+def test_overview_of_a_lake_without_batches_says_so(small_lake: Path) -> None:
+    app = open_page("pages/overview.py")
+    assert app.title[0].value == "Overview"
+    assert app.warning[0].value.splitlines()[2] == "- no batch has been maintained yet"
+    assert not app.dataframe  # the table list is on the Internals page
+
+
+def _map_hover(app) -> set[str]:
+    """Every line of the network map's link hover texts (``a → b, 1 ms``)."""
+    import json
+
+    (chart,) = app.get("plotly_chart")
+    (links,) = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == "links"]
+    return {line for text in links["hovertext"] for line in text.split("<br>")}
 
 
 def test_network_draws_live_links_and_filters_by_node(small_lake: Path) -> None:
     app = open_page("pages/network.py")
     metrics = {m.label: m.value for m in app.metric}
-    assert metrics == {"Nodes": "3", "Links": "3"}  # two instances of a→b are one link
-    dot = app.get("graphviz_chart")[0].proto.spec
-    assert '"a" -> "b" [label="1"]' in dot  # cheapest live instance
-    assert '"c" -> "a"' in dot
+    # two instances of a→b are one link; no registry: no recently dead links
+    assert metrics == {"Nodes in all": "3", "Live links in all": "3",
+                       "Recently dead links in all": "0"}
+    assert _map_hover(app) == {"a → b, 1 ms", "b → c, 2 ms", "c → a, 4.5 ms"}  # cheapest cost
+    assert app.dataframe[0].value.set_index(["from", "to"]).loc[("a", "b"), "live copies"] == 2
 
-    app.selectbox[0].select("c").run()
+    app.selectbox(key="network_focus").select("c").run()
     assert not app.exception
-    dot = app.get("graphviz_chart")[0].proto.spec
-    assert '"b" -> "c"' in dot and '"c" -> "a"' in dot
-    assert '"a" -> "b"' not in dot
-    assert set(app.dataframe[0].value["src"]) == {"b", "c"}
+    assert {m.label: m.value for m in app.metric}["Live links in view"] == "2"
+    assert set(app.dataframe[0].value["from"]) == {"b", "c"}
+    assert _map_hover(app) == {"a → b, 1 ms", "b → c, 2 ms", "c → a, 4.5 ms"}  # all still drawn
 
 
 def test_network_with_an_empty_link_table(small_lake: Path) -> None:
     write_deltalake(str(small_lake / "link"), _links().iloc[:0], mode="overwrite")
     app = open_page("pages/network.py")
     assert len(app.info) == 1 and "no live links" in app.info[0].value
-    assert not app.get("graphviz_chart")
+    assert not app.get("plotly_chart")
 
 
 def test_quarantine_shows_records_and_reasons(small_lake: Path) -> None:
     app = open_page("pages/quarantine.py")
     assert app.metric[0].value == "3"
-    by_reason = app.dataframe[0].value.set_index("reason")["records"].to_dict()
-    assert by_reason == {"missing relation": 2, "not valid JSON": 1}
+    by_reason = app.dataframe[0].value.set_index("reason")  # no code: the message
+    assert by_reason["records"].to_dict() == {"missing relation": 2, "not valid JSON": 1}
+    assert by_reason.loc["missing relation", "latest batch"] == "b2"
+    assert by_reason.loc["missing relation", "example"] == "more.csv line 2: missing relation"
     app.multiselect[0].select("not valid JSON").run()
     records = app.dataframe[1].value
-    assert list(records["raw"]) == ["not json"]
+    assert list(records["record"]) == ["not json"]
 
 
 def test_a_new_commit_is_seen_on_rerun(small_lake: Path) -> None:
     app = open_page("pages/network.py")
-    assert {m.label: m.value for m in app.metric}["Links"] == "3"
+    assert {m.label: m.value for m in app.metric}["Live links in all"] == "3"
     extra = _links().iloc[:1].assign(src="d", dst="a", var="link#9")
     write_deltalake(str(small_lake / "link"), extra, mode="append")
     app.run()
-    assert {m.label: m.value for m in app.metric}["Links"] == "4"
+    assert {m.label: m.value for m in app.metric}["Live links in all"] == "4"

@@ -26,12 +26,12 @@ START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 BATCHES = {1: (240, 4.0, 900.0, 5000.0), 2: (12, 0.5, 960.0, 5100.0), 3: (7, 0.25, 990.0, 4900.0)}
 
 
-def _ledger() -> pd.DataFrame:
+def _ledger(runtime: str = "local") -> pd.DataFrame:
     return pd.DataFrame(
         {
             "batch_id": list(BATCHES),
             "through_ingest_batch": [b - 1 for b in BATCHES],
-            "runtime": ["local"] * 3,
+            "runtime": [runtime] * 3,
             "partitions": [4] * 3,
             "mode": ["lazy"] * 3,
             "updates_in": [v[0] for v in BATCHES.values()],
@@ -81,8 +81,8 @@ def health_lake(provenance_lake: Path) -> Path:  # noqa: F811
 
 def _numbers(app: AppTest) -> pd.DataFrame:
     for element in app.dataframe:
-        if "wall_seconds" in element.value.columns:
-            return element.value.set_index("batch_id")
+        if "through ingest batch" in element.value.columns:
+            return element.value.set_index("batch")
     raise AssertionError("no per-batch table")
 
 
@@ -96,11 +96,27 @@ def test_health_shows_committed_batches_with_their_totals(health_lake: Path) -> 
     assert metrics["Last commit"].startswith("2026-01-01 00:03")
     numbers = _numbers(app)
     assert list(numbers.index) == [1, 2, 3]  # batch 4 has no ledger row: not a committed batch
-    assert numbers["messages"].tolist() == [900.0, 960.0, 990.0]  # totals (node -1) only
-    assert numbers["state_bytes"].tolist() == [5000.0, 5100.0, 4900.0]
-    assert numbers["updates_in"].tolist() == [240, 12, 7]
+    assert numbers["state bytes"].tolist() == [5000.0, 5100.0, 4900.0]  # totals (node -1) only
+    assert numbers["updates in"].tolist() == [240, 12, 7]
+    assert numbers["wall time (s)"].tolist() == [4.0, 0.5, 0.25]
+    assert not numbers["slow"].any()
+    # the local runtime's messages add up over batches: no batch's count, not shown per batch
+    assert numbers["messages"].isna().all()
+    assert any("add up over batches" in c.value for c in app.caption)
     assert any("Batch(es) 4" in c.value and "no ledger row" in c.value for c in app.caption)
-    assert len(app.get("vega_lite_chart")) == 1 + 4  # over time, and four per-batch charts
+    titles = [m.value for m in app.markdown]
+    assert titles == ["**Updates in per batch**", "**Operator state (bytes)**"]
+    # wall time, batches over time, and the two per-batch charts
+    assert len(app.get("vega_lite_chart")) == 1 + 1 + 2
+
+
+def test_a_runtime_counting_per_batch_has_its_messages_charted(health_lake: Path) -> None:
+    write_table(Settings(lake=str(health_lake)), "ledger", _ledger(runtime="spark"))
+    app = open_page(HEALTH)
+    assert _numbers(app)["messages"].tolist() == [900.0, 960.0, 990.0]  # totals (node -1) only
+    assert "**Messages (rows) shipped between nodes per batch**" in [m.value for m in app.markdown]
+    assert not any("add up over batches" in c.value for c in app.caption)
+    assert len(app.get("vega_lite_chart")) == 1 + 1 + 3
 
 
 def test_failed_expectations_come_first_under_a_red_banner(health_lake: Path) -> None:
@@ -108,8 +124,9 @@ def test_failed_expectations_come_first_under_a_red_banner(health_lake: Path) ->
     (banner,) = app.error
     assert banner.value == "1 of 3 expectation(s) FAILED in batch 3."
     results = next(d.value for d in app.dataframe if "expectation" in d.value.columns)
-    assert len(results) == 3  # the latest batch only
-    assert results["success"].tolist() == [False, True, True]
+    assert len(results) == 3  # the latest result of each expectation
+    assert results["passed"].tolist() == [False, True, True]
+    assert not results["stale"].any()  # all of batch 3, the last committed
     assert results["expectation"].iloc[0] == "expect_column_values_to_be_between"
     assert results["observed"].iloc[0] == "min -1.0"
     assert not app.success
@@ -155,5 +172,5 @@ def test_health_without_metrics_still_lists_the_batches(health_lake: Path) -> No
     app = open_page(HEALTH)
     assert {m.label: m.value for m in app.metric}["Last wall time"] == "–"
     assert any("No `metrics` rows yet" in c.value for c in app.caption)
-    assert _numbers(app)["wall_seconds"].isna().all()
+    assert _numbers(app)["wall time (s)"].isna().all()
     assert len(app.get("vega_lite_chart")) == 1 + 1  # over time, updates per batch

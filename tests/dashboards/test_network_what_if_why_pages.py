@@ -164,57 +164,88 @@ def _dashed(dot: str) -> set[tuple[str, str, str]]:
 # -- Network: live and recently dead links ---------------------------------------------------
 
 
+def _map_lines(app: AppTest) -> set[str]:
+    """Every line of the network map's link hover texts (``a → b, 1 ms``, ``c → d, deleted in
+    batch 3``)."""
+    (chart,) = app.get("plotly_chart")
+    traces = json.loads(chart.proto.spec)["data"]
+    (links,) = [t for t in traces if t.get("name") == "links"]
+    return {line for text in links["hovertext"] for line in text.split("<br>")}
+
+
+def _map_deaths(app: AppTest) -> set[tuple[str, str, str, int]]:
+    """(src, dst, death, batch) of every recently dead link the map's hover texts name."""
+    found = set()
+    for line in _map_lines(app):
+        if (parsed := re.fullmatch(r"(\w+) → (\w+), (deleted|expired) in batch (\d+)", line)):
+            src, dst, death, batch = parsed.groups()
+            found.add((src, dst, death, int(batch)))
+    return found
+
+
+def _map_trace_names(app: AppTest) -> set[str]:
+    (chart,) = app.get("plotly_chart")
+    return {t.get("name") for t in json.loads(chart.proto.spec)["data"]}
+
+
+DASHED = {"deleted recently (dashed red)", "expired recently (dashed grey)"}
+
+
 def test_network_draws_recent_deaths_dashed_beside_live_links(lake: Path) -> None:
     app = open_page(NETWORK)
-    assert app.slider(key="network_recent").value == 3
-    dot = _dot(app)
-    for src, dst, cost in [("a", "b", "1"), ("b", "c", "2"), ("a", "c", "5")]:
-        assert f'"{src}" -> "{dst}" [label="{cost}"];' in dot
+    assert app.selectbox(key="network_recent").value == 3
+    assert {"a → b, 1 ms", "b → c, 2 ms", "a → c, 5 ms"} <= _map_lines(app)
     # batches 2–4: c→d deleted (3), d→a expired (4); a→d died in batch 1; b→c is live again;
     # the replaced a→b instance is no death of the link
-    assert _dashed(dot) == {("c", "d", "red"), ("d", "a", "gray55")}
-    assert 'label="deleted b3"' in dot and 'label="expired b4"' in dot
-    dead = app.dataframe[1].value
-    assert dead[["src", "dst", "death", "deleted_batch"]].values.tolist() == [
+    assert _map_deaths(app) == {("c", "d", "deleted", 3), ("d", "a", "expired", 4)}
+    assert DASHED <= _map_trace_names(app)
+    live = _frame(app, "from")  # the live links table
+    assert set(zip(live["from"], live["to"], strict=True)) == {("a", "b"), ("b", "c"), ("a", "c")}
+    dead = next(e.value for e in app.dataframe if "how it died" in e.value.columns)
+    assert dead[["from", "to", "how it died", "in batch"]].values.tolist() == [
         ["c", "d", "deleted", 3],
         ["d", "a", "expired", 4],
     ]
-    assert {m.label: m.value for m in app.metric} == {"Nodes": "3", "Links": "3"}
-    assert any("Legend" in c.value and "dashed red = deleted" in c.value for c in app.caption)
-    assert any("batch(es) 2, 3, 4" in c.value for c in app.caption)
+    assert {m.label: m.value for m in app.metric} == {
+        "Nodes in all": "4", "Live links in all": "3", "Recently dead links in all": "2"}
+    assert any("Dashed red: deleted recently; dashed grey: expired recently" in c.value
+               for c in app.caption)
+    assert any("Links that died in the last 3 batches are drawn: batches 2–4." in c.value
+               for c in app.caption)
 
 
 @pytest.mark.parametrize(
     ("count", "expected"),
     [
         (0, set()),
-        (1, {("d", "a", "gray55")}),
-        (4, {("c", "d", "red"), ("d", "a", "gray55"), ("a", "d", "red")}),
+        (1, {("d", "a", "expired", 4)}),
+        (5, {("c", "d", "deleted", 3), ("d", "a", "expired", 4), ("a", "d", "deleted", 1)}),
     ],
 )
-def test_network_slider_sets_how_many_batches_back(
-    lake: Path, count: int, expected: set[tuple[str, str, str]]
+def test_network_window_sets_how_many_batches_back(
+    lake: Path, count: int, expected: set[tuple[str, str, str, int]]
 ) -> None:
     app = open_page(NETWORK)
-    app.slider(key="network_recent").set_value(count).run()
+    app.selectbox(key="network_recent").set_value(count).run()
     assert not app.exception, app.exception
-    assert _dashed(_dot(app)) == expected
+    assert _map_deaths(app) == expected
+    assert bool(DASHED & _map_trace_names(app)) == bool(expected)
 
 
-def test_network_node_filter_applies_to_dead_links_too(lake: Path) -> None:
+def test_network_node_focus_applies_to_dead_links_too(lake: Path) -> None:
     app = open_page(NETWORK)
-    node = app.selectbox[0]
+    node = app.selectbox(key="network_focus")
     assert node.options == ["(all nodes)", "a", "b", "c", "d"]  # d has only dead links
     node.select("d").run()
     assert not app.exception, app.exception
-    dot = _dot(app)
-    assert _dashed(dot) == {("c", "d", "red"), ("d", "a", "gray55")}
-    assert '"a" -> "b"' not in dot and '"b" -> "c"' not in dot
-    assert app.dataframe[0].value.empty  # no live link touches d
-    node.select("b").run()
-    dot = _dot(app)
-    assert _dashed(dot) == set()
-    assert '"a" -> "b" [label="1"]' in dot and '"b" -> "c" [label="2"]' in dot
+    assert {m.label: m.value for m in app.metric} == {
+        "Nodes in view": "3", "Live links in view": "0", "Recently dead links in view": "2"}
+    assert {"focus node", "links of the focus node"} <= _map_trace_names(app)
+    assert _frame(app, "from").empty  # no live link touches d
+    app.selectbox(key="network_focus").select("b").run()
+    assert {m.label: m.value for m in app.metric}["Recently dead links in view"] == "0"
+    live = _frame(app, "from")
+    assert set(zip(live["from"], live["to"], strict=True)) == {("a", "b"), ("b", "c")}
 
 
 def test_network_window_counts_ingest_batches_not_deaths(lake: Path) -> None:
@@ -223,13 +254,14 @@ def test_network_window_counts_ingest_batches_not_deaths(lake: Path) -> None:
     write_table(settings, "ingest_files", pd.DataFrame({"source": ["f5", "f6"],
                                                         "batch_id": [5, 6]}), mode="append")
     app = open_page(NETWORK)
-    assert _dashed(_dot(app)) == {("d", "a", "gray55")}
+    assert _map_deaths(app) == {("d", "a", "expired", 4)}
+    assert any("batches 4–6." in c.value for c in app.caption)
 
 
 def test_network_without_ingest_files_uses_the_registry_batches(lake: Path) -> None:
     shutil.rmtree(lake / "ingest_files")
     app = open_page(NETWORK)
-    assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55")}
+    assert _map_deaths(app) == {("c", "d", "deleted", 3), ("d", "a", "expired", 4)}
 
 
 def test_network_with_no_live_link_still_draws_the_dead_ones(lake: Path) -> None:
@@ -240,119 +272,18 @@ def test_network_with_no_live_link_still_draws_the_dead_ones(lake: Path) -> None
     app = open_page(NETWORK)
     assert len(app.info) == 1 and "no live links" in app.info[0].value
     # with b→c no longer live, its instance deleted in batch 4 is a recent death too
-    assert _dashed(_dot(app)) == {("c", "d", "red"), ("d", "a", "gray55"), ("b", "c", "red")}
+    assert _map_deaths(app) == {("c", "d", "deleted", 3), ("d", "a", "expired", 4),
+                                ("b", "c", "deleted", 4)}
 
 
 def test_network_without_registry_shows_live_links_and_says_why(lake: Path) -> None:
     shutil.rmtree(lake / "variables")
     app = open_page(NETWORK)
-    assert not app.slider and not app.warning and not app.error
-    assert _dashed(_dot(app)) == set()
-    assert any("No `variables` registry yet" in c.value for c in app.caption)
-
-
-# -- What if: failed sensors -------------------------------------------------------------------
-
-
-def _simulate(app: AppTest, sensors: list[str] = (), links: list[str] = ()) -> AppTest:
-    app.multiselect(key="whatif_sensors").set_value(list(sensors)).run()
-    if links:
-        app.multiselect(key="whatif_links").set_value(list(links)).run()
-    app.button[0].click().run()
-    assert not app.exception, app.exception
-    return app
-
-
-def _lost(app: AppTest) -> dict[str, int]:
-    return _frame(app, "view").set_index("view")["lost"].to_dict()
-
-
-def test_what_if_offers_the_live_sensors(lake: Path) -> None:
-    app = open_page(WHAT_IF)
-    assert app.multiselect(key="whatif_sensors").options == ["s1", "s2", "s3", "s4", "s5", "s6"]
-    assert set(app.multiselect(key="whatif_links").options) == {"a→b", "b→c", "a→c"}
-
-
-def test_what_if_failing_s2_loses_only_that_member(lake: Path) -> None:
-    app = _simulate(open_page(WHAT_IF), ["s2"])
-    assert _lost(app) == {"reachable": 0, "active_region": 1}  # s3 stays through s4
-    regions = _frame(app, "region")
-    assert regions.values.tolist() == [["r1", 4, 1, 3, False, "s2"]]
-    metrics = {m.label: m.value for m in app.metric}
-    assert metrics["Base variables deleted"] == "2"  # sensor and triggered instance
-    assert metrics["View tuples lost"] == "1"
-    assert re.fullmatch(r"\d+\.\d ms", metrics["What-if time"])
-
-
-def test_what_if_failing_both_chains_cuts_s3_off(lake: Path) -> None:
-    app = _simulate(open_page(WHAT_IF), ["s2", "s4"])
-    regions = _frame(app, "region").set_index("region")
-    assert regions.loc["r1", "size"] == 4 and regions.loc["r1", "size after"] == 1
-    assert regions.loc["r1", "members lost"] == "s2, s3, s4"
-    assert not regions.loc["r1", "region lost"]
-    members = [e.value for e in app.dataframe if list(e.value.columns) == ["region", "sensor"]]
-    assert sorted(map(tuple, members[0].values.tolist())) == [("r1", "s2"), ("r1", "s3"),
-                                                               ("r1", "s4")]
-
-
-def test_what_if_failing_a_seed_loses_its_whole_region(lake: Path) -> None:
-    app = _simulate(open_page(WHAT_IF), ["s5"])
-    regions = _frame(app, "region")
-    assert regions.values.tolist() == [["r2", 1, 1, 0, True, "s5"]]
-    assert any("gone entirely: `r2`" in m.value for m in app.markdown)
-
-
-def test_what_if_untriggered_sensor_has_no_triggered_instance_and_loses_nothing(
-    lake: Path,
-) -> None:
-    app = _simulate(open_page(WHAT_IF), ["s6"])
-    assert not app.warning
-    assert _lost(app) == {"reachable": 0, "active_region": 0}
-    assert {m.label: m.value for m in app.metric}["Base variables deleted"] == "1"
-    assert any("No region member would be lost" in c.value for c in app.caption)
-
-
-def test_what_if_sensor_without_registry_instance_is_skipped_with_a_note(lake: Path) -> None:
-    settings = Settings(lake=str(lake))
-    extra = _instances(pd.DataFrame({"id": ["s9"]}), ["v99"])
-    write_table(settings, "triggered", extra, mode="append")  # not in the registry
-    app = _simulate(open_page(WHAT_IF), ["s9", "s2"])
-    assert any("sensor(s) `s9`" in c.value and "skipped" in c.value for c in app.caption)
-    assert _lost(app) == {"reachable": 0, "active_region": 1}
-
-
-def test_what_if_links_and_sensors_together(lake: Path) -> None:
-    app = _simulate(open_page(WHAT_IF), ["s1"], ["b→c"])
-    assert _lost(app) == {"reachable": 1, "active_region": 4}
-    regions = _frame(app, "region")
-    assert regions.values.tolist() == [["r1", 4, 4, 0, True, "s1, s2, s3, s4"]]
-    reach = [e.value for e in app.dataframe if list(e.value.columns) == ["src", "dst"]]
-    assert reach[0].values.tolist() == [["b", "c"]]
-
-
-def test_what_if_node_still_works_beside_sensors(lake: Path) -> None:
-    app = open_page(WHAT_IF)
-    app.selectbox(key="whatif_node").select("a").run()
-    app.button[0].click().run()
-    assert not app.exception, app.exception
-    assert _lost(app) == {"reachable": 2, "active_region": 0}
-
-
-def test_what_if_with_sensors_only(lake: Path) -> None:
-    shutil.rmtree(lake / "link")
-    app = open_page(WHAT_IF)
-    assert app.multiselect(key="whatif_links").options == []
+    assert not app.selectbox(key="network_focus").disabled
+    assert "network_recent" not in [s.key for s in app.selectbox]
     assert not app.warning and not app.error
-    _simulate(app, ["s3"])
-    assert _lost(app) == {"reachable": 0, "active_region": 1}
-
-
-def test_what_if_with_registry_but_nothing_to_delete(lake: Path) -> None:
-    for name in ("link", "sensor", "triggered"):
-        shutil.rmtree(lake / name)
-    app = open_page(WHAT_IF)
-    assert len(app.info) == 1 and "No live links or sensors" in app.info[0].value
-    assert not app.button
+    assert _map_deaths(app) == set() and not DASHED & _map_trace_names(app)
+    assert any("No `variables` registry yet" in c.value for c in app.caption)
 
 
 # -- Why: region members -------------------------------------------------------------------------
@@ -360,37 +291,59 @@ def test_what_if_with_registry_but_nothing_to_delete(lake: Path) -> None:
 
 def _why_member(region: str, sensor: str) -> AppTest:
     app = open_page(WHY)
-    assert app.selectbox[0].options == ["reachable", "active_region"]
+    assert app.selectbox[0].options == ["Reachable pair", "Region member"]
     app.selectbox[0].select("active_region").run()
-    assert app.selectbox[1].label == "region" and app.selectbox[1].options == ["r1", "r2"]
+    assert app.selectbox[1].label == "Region" and app.selectbox[1].options == ["r1", "r2"]
     app.selectbox[1].select(region).run()
     app.selectbox[2].select(sensor).run()
     assert not app.exception, app.exception
     return app
 
 
+def _chart(app: AppTest) -> dict:
+    """The one plotly figure on the page, as JSON."""
+    (chart,) = app.get("plotly_chart")
+    return json.loads(chart.proto.spec)
+
+
 def test_why_region_member_shows_both_sensor_chains(lake: Path) -> None:
     app = _why_member("r1", "s3")
     assert app.selectbox[2].options == ["s1", "s2", "s3", "s4"]
+    assert [h.value for h in app.subheader] == ["Why is sensor `s3` in region `r1`?"]
     chains = _frame(app, "witness")
     assert sorted(chains["sensor chain"]) == ["s1 → s2 → s3", "s1 → s4 → s3"]
     assert set(chains["seed"]) == {"s1"} and set(chains["sensors"]) == {3}
-    assert any("Critical sensors" in m.value and m.value.endswith("`s1`, `s3`")
+    assert any(m.value.startswith("**Losing any of these sensors removes sensor `s3` from "
+                                  "region `r1`:**") and m.value.endswith("`s1`, `s3`")
                for m in app.markdown)
-    assert any("region_seed(r1,s1)" in m.value for m in app.markdown if "Other critical" in m.value)
-    dot = _dot(app)
-    for src, dst in [("s1", "s2"), ("s2", "s3"), ("s1", "s4"), ("s4", "s3")]:
-        assert f'"{src}" -> "{dst}"' in dot
-    assert dot.count("color=red") == 2  # the first witness's two chain links
+    assert any("region_seed(r1,s1)" in m.value for m in app.markdown
+               if "Other base tuples" in m.value)
+    # the first chain on the sensor grid, to scale
+    figure = _chart(app)
+    assert figure["layout"]["yaxis"]["scaleanchor"] == "x"
+    (line,) = [t for t in figure["data"] if t.get("mode") == "lines"]
+    assert (line["x"], line["y"]) == ([0.0, 15.0, 30.0], [0.0, 0.0, 0.0])  # s1 → s2 → s3
+    app.selectbox(key="why_witness_0").select(2).run()
+    (line,) = [t for t in _chart(app)["data"] if t.get("mode") == "lines"]
+    assert (line["x"], line["y"]) == ([0.0, 15.0, 30.0], [0.0, 10.0, 0.0])  # s1 → s4 → s3
+
+
+def test_why_region_chain_without_regionmap(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "regionmap", None)  # `import regionmap` fails
+    app = _why_member("r1", "s3")
+    figure = _chart(app)
+    assert figure["layout"]["yaxis"]["scaleanchor"] == "x"
+    (chain,) = [t for t in figure["data"] if t.get("name") == "chain"]
+    assert (chain["x"], chain["y"]) == ([0.0, 15.0, 30.0], [0.0, 0.0, 0.0])
 
 
 def test_why_region_seed_member_is_a_chain_of_one(lake: Path) -> None:
     app = _why_member("r2", "s5")
     chains = _frame(app, "witness")
     assert chains["sensor chain"].tolist() == ["s5"]
-    assert any(m.value.startswith("**Critical sensors**") and m.value.endswith("`s5`")
+    assert any(m.value.startswith("**Losing any of these sensors") and m.value.endswith("`s5`")
                for m in app.markdown)
-    assert not app.get("graphviz_chart")  # nothing to draw for one sensor
+    assert not [t for t in _chart(app)["data"] if t.get("mode") == "lines"]  # no chain to draw
 
 
 def test_why_region_member_without_positions_still_lists_the_chain(lake: Path) -> None:
@@ -398,6 +351,7 @@ def test_why_region_member_without_positions_still_lists_the_chain(lake: Path) -
     app = _why_member("r1", "s2")
     assert _frame(app, "witness")["sensor chain"].tolist() == ["s1 → s2"]
     assert any("No sensor positions" in c.value for c in app.caption)
+    assert '"s1" -> "s2"' in _dot(app)
 
 
 def test_why_pairs_still_work(lake: Path) -> None:
@@ -405,7 +359,20 @@ def test_why_pairs_still_work(lake: Path) -> None:
     app.selectbox[1].select("a").run()
     app.selectbox[2].select("c").run()
     assert not app.exception, app.exception
-    assert sorted(_frame(app, "witness")["base tuples"]) == ["link(a→b), link(b→c)", "link(a→c)"]
+    assert sorted(_frame(app, "witness")["route"]) == ["a → b → c", "a → c"]
+
+
+def test_why_not_uses_the_recently_dead_links(lake: Path) -> None:
+    """c→d died in batch 3 and d→a in batch 4 (of 1–4): within the last 3 batches."""
+    app = open_page(WHY)
+    assert app.selectbox[1].options == ["a", "b", "c", "d"]  # d: on dead links only
+    app.selectbox[1].select("b").run()
+    app.selectbox[2].select("a").run()
+    assert not app.exception, app.exception
+    text = "\n".join(m.value for m in app.markdown)
+    assert "`b` → `c` → `d` → `a` (6 ms); it needs 2 dead links:" in text
+    assert "- `c` → `d` (1.5 ms), deleted in batch 3\n- `d` → `a` (2.5 ms), expired in batch 4" \
+        in text
 
 
 def test_why_view_table_without_its_columns_is_a_warning(lake: Path) -> None:

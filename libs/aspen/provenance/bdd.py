@@ -185,6 +185,39 @@ class ProvenanceManager:
         """Rebuild a formula in this manager from :meth:`encode` bytes."""
         return decode(self, data)
 
+    def decode_each(self, encodings: Sequence[bytes]) -> list[Formula]:
+        """``[self.decode(d) for d in encodings]``; with CUDD, each through the compiled forest
+        decoder (a formula's bytes are a one-root forest's, less the root count).
+
+        >>> m = ProvenanceManager(backend="python")
+        >>> x, y = m.var("x"), m.var("y")
+        >>> m.decode_each([m.encode(m.or_(x, y)), m.encode(m.true)]) == [m.or_(x, y), m.true]
+        True
+        """
+        native = forest_decoder(self)
+        if native is None:
+            return [decode(self, data) for data in encodings]
+        return [native(_as_forest(data))[0] for data in encodings]
+
+    def declare_in_order(self, names: Sequence[str]) -> None:
+        """Declare the new ones of ``names``, in this order, at the bottom of the current order
+        (declared variables keep their levels): with :func:`~aspen.provenance.codec.stored_order`
+        before decoding, stored node lists rebuild node by node.
+
+        >>> m = ProvenanceManager(backend="python")
+        >>> _ = m.var("b")
+        >>> m.declare_in_order(["a", "b", "c"])
+        >>> m.order
+        ['b', 'a', 'c']
+        """
+        for name in names:
+            self.var(name)
+
+    def fix_order(self) -> None:
+        """Turn CUDD's dynamic reordering off: a reorder in the middle of decoding makes every
+        later node a full ``ite`` under a new order (minutes for a large stored formula)."""
+        self.bdd.configure(reordering=False)
+
 
 # -- byte codec (the format and its portable walk: aspen.provenance.codec) ---------------------
 def encode(formula: Formula) -> bytes:
@@ -220,6 +253,17 @@ def encode_forest(formulas: Sequence[Formula]) -> bytes:
     native = encode_native(FOREST_MAGIC, formulas, True)
     return native if native is not None else portable_bytes(FOREST_MAGIC, formulas,
                                                             with_count=True)
+
+
+def _as_forest(data: bytes) -> bytes:
+    """One formula's bytes as a one-root forest's: the forest magic byte, and the root count 1
+    before the root (the last varint)."""
+    if not data or data[0] != MAGIC:
+        raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
+    start = len(data) - 1  # the root's first byte: after the last byte with no continuation bit
+    while start > 1 and data[start - 1] & 0x80:
+        start -= 1
+    return bytes([FOREST_MAGIC]) + data[1:start] + b"\x01" + data[start:]
 
 
 def decode_forest(manager: ProvenanceManager, data: bytes) -> list[Formula]:
