@@ -89,6 +89,10 @@ class Answer:
     milliseconds: float
     lake_versions: tuple = ()
     skipped_sensors: list[str] = field(default_factory=list)
+    #: every ``active_region`` row before the deletions (region sizes before and after)
+    region_members: list[tuple] = field(default_factory=list)
+    #: pairs of a node with itself that stay reachable (a cycle is left)
+    cycles_kept: set[tuple[str, str]] = field(default_factory=set)
 
 
 def cost_text(value: object, costs: bool) -> str:

@@ -106,7 +106,12 @@ def simulate(settings: Settings, question: Question) -> Answer:
         lost = provenance.what_if(deleted)
         kept = {view: len(provenance.formulas(view)) - len(gone) for view, gone in lost.items()}
         elapsed = (time.perf_counter() - started) * 1000
-    return Answer(question, len(deleted), lost, kept, elapsed, versions, without)
+        # kept with the answer: the page may redraw it after the lake moved on
+        members = list(provenance.formulas("active_region")) if lost.get("active_region") else []
+        gone_pairs = {(str(r[0]), str(r[1])) for r in lost.get("reachable", [])}
+        cycles = {(str(r[0]), str(r[1])) for r in provenance.formulas("reachable")
+                  if r[0] == r[1]} - gone_pairs if "reachable" in lost else set()
+    return Answer(question, len(deleted), lost, kept, elapsed, versions, without, members, cycles)
 
 
 def show_regions(settings: Settings, answer: Answer) -> None:
@@ -117,8 +122,7 @@ def show_regions(settings: Settings, answer: Answer) -> None:
             st.caption("No region member would be lost.")
         return
     st.subheader("Regions")
-    provenance = load_provenance(settings.lake, answer.lake_versions)
-    losses = region_losses(provenance.formulas("active_region"), members)
+    losses = region_losses(answer.region_members, members)
     gone_regions = losses.loc[losses["region lost"], "region"].tolist()
     st.markdown(
         f"**{int(losses['lost'].sum())} region member(s) lost** in {len(losses)} region(s)"
@@ -183,11 +187,8 @@ def show_answer(settings: Settings, answer: Answer, asked_now: Question) -> None
 
     show_regions(settings, answer)
     edges = live_links(settings)
-    still = {(str(r[0]), str(r[1])) for r in load_provenance(
-        settings.lake, answer.lake_versions).formulas("reachable")} if any(
-        r[0] == r[1] for r in answer.lost.get("reachable", [])) else set()
-    still -= {(str(r[0]), str(r[1])) for r in answer.lost.get("reachable", [])}
-    frames = pair_losses(answer.lost, remaining_links(edges, answer.question), still)
+    frames = pair_losses(answer.lost, remaining_links(edges, answer.question),
+                         answer.cycles_kept)
     for view, frame in frames.items():
         st.subheader(f"{VIEW_WORDS.get(view, view)}: {len(frame)} lost")
         if "after" in frame:

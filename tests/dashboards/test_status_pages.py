@@ -26,7 +26,6 @@ DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
 import status  # noqa: E402
 
-NOW = pd.Timestamp.now(tz="UTC").floor("s")
 WALL = {1: 2.0, 2: 1.0, 3: 1.5, 4: 94.0}
 #: Names of the lake's tables: none may show on the Overview.
 INTERNAL_NAMES = ("ledger", "ingest_files", "apply_state", "expectation_results", "variables",
@@ -34,7 +33,9 @@ INTERNAL_NAMES = ("ledger", "ingest_files", "apply_state", "expectation_results"
 
 
 def ago(minutes: float) -> pd.Timestamp:
-    return NOW - pd.Timedelta(minutes=minutes)
+    """``minutes`` before now, taken when the lake is written: the page reads it seconds later,
+    so its ages in whole minutes are the ones written."""
+    return pd.Timestamp.now(tz="UTC").floor("s") - pd.Timedelta(minutes=minutes)
 
 
 def _ledger() -> pd.DataFrame:
@@ -351,7 +352,7 @@ def test_the_app_reruns_only_after_a_new_commit(status_lake: Path) -> None:
     (note,) = [c.value for c in app.sidebar.caption if c.value.startswith("Updated")]
     assert note.endswith("UTC; checks the lake every 5 s")
 
-    extra = _quarantine(1).assign(line=99, ingested_at=NOW)
+    extra = _quarantine(1).assign(line=99, ingested_at=ago(0))
     write_table(settings, "quarantine", extra, mode="append")
     assert status.lake_moved(drawn, settings)  # the fragment's check: rerun the app
     app = open_page()
