@@ -25,6 +25,7 @@ Prints numbers; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -184,17 +186,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def first_paint(lake: Path, loads: int) -> None:
-    """Navigation → Overview metrics visible, in headless Chromium, on ``lake``."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        print("\nfirst paint: skipped (no chromium; run infra/install.sh)")
-        return
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("\nfirst paint: skipped (playwright is not importable)")
-        return
+@contextlib.contextmanager
+def _served(lake: Path) -> Iterator[tuple[str, float] | None]:
+    """A fresh dashboard server on ``lake`` (as ``aspen dashboard`` starts it): its URL and the
+    seconds until its health check answered, or None when it did not start; stopped after."""
     port = _free_port()
     command = streamlit_command(app_path(), Settings(lake=str(lake)).lake_uri, port)
     process = subprocess.Popen(
@@ -210,10 +205,32 @@ def first_paint(lake: Path, loads: int) -> None:
                         break
             except OSError:
                 if process.poll() is not None or time.perf_counter() - started > 120:
-                    print("\nfirst paint: streamlit did not start")
+                    yield None
                     return
                 time.sleep(0.2)
-        server_s = time.perf_counter() - started
+        yield url, time.perf_counter() - started
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def first_paint(lake: Path, loads: int) -> None:
+    """Navigation → Overview metrics visible, in headless Chromium, on ``lake``."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        print("\nfirst paint: skipped (no chromium; run infra/install.sh)")
+        return
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("\nfirst paint: skipped (playwright is not importable)")
+        return
+    with _served(lake) as served:
+        if served is None:
+            print("\nfirst paint: streamlit did not start")
+            return
+        url, server_s = served
         times: list[float] = []
         with sync_playwright() as driver:
             browser = driver.chromium.launch(
@@ -228,10 +245,6 @@ def first_paint(lake: Path, loads: int) -> None:
                 times.append(time.perf_counter() - started)
                 page.close()
             browser.close()
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
     print(f"\nfirst paint on {lake} (Overview metrics visible)")
     print(f"  streamlit up (health ok)                 {server_s * 1000:9.1f} ms")
     print(f"  first load (cold caches)                 {times[0] * 1000:9.1f} ms")
@@ -285,25 +298,12 @@ def browser_what_if(lake: Path, settle_s: float) -> None:
     except ImportError:
         print("\nbrowser what-if: skipped (playwright is not importable)")
         return
-    port = _free_port()
-    command = streamlit_command(app_path(), Settings(lake=str(lake)).lake_uri, port)
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    url = f"http://127.0.0.1:{port}"
     results: list[tuple[str, float, str]] = []
-    try:
-        started = time.perf_counter()
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as reply:
-                    if reply.read().strip() == b"ok":
-                        break
-            except OSError:
-                if process.poll() is not None or time.perf_counter() - started > 120:
-                    print("\nbrowser what-if: streamlit did not start")
-                    return
-                time.sleep(0.2)
+    with _served(lake) as served:
+        if served is None:
+            print("\nbrowser what-if: streamlit did not start")
+            return
+        url, _ = served
         time.sleep(settle_s)
         with sync_playwright() as driver:
             browser = driver.chromium.launch(
@@ -326,10 +326,6 @@ def browser_what_if(lake: Path, settle_s: float) -> None:
                 results.append((tab, elapsed, metric))
                 page.close()
             browser.close()
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
     print(f"\nbrowser: Simulate → answer on a fresh server ({settle_s:.0f} s after health ok)")
     for tab, elapsed, metric in results:
         print(f"  {tab:<40} {elapsed * 1000:9.1f} ms  (page: {metric})")

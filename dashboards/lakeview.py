@@ -51,6 +51,7 @@ __all__ = [
     "base_tuple_of",
     "current_lake",
     "deleted_links",
+    "ingest_batches",
     "latest_results",
     "lake_name",
     "lake_tables",
@@ -417,6 +418,19 @@ def read_latest(
     except (DeltaError, OSError, ValueError) as err:
         return Snapshot(version, pd.DataFrame(),
                         f"cannot read {text(name)} with delta-rs: {_error_text(settings, err)}")
+
+
+def ingest_batches(settings: Settings, variables: pd.DataFrame) -> list[object]:
+    """Every ingest batch number known: ``ingest_files`` (ingests and TTL sweeps), else the
+    births and deaths in the ``variables`` registry (``variables``: its rows)."""
+    files = read_latest(settings, "ingest_files", ("batch_id",))
+    if files is not None and not files.problem and not files.rows.empty:
+        return list(files.rows["batch_id"])
+    found: list[object] = []
+    for column in ("inserted_batch", "deleted_batch"):
+        if column in variables:
+            found += list(variables[column])
+    return found
 
 
 def route_text(path: Iterable[object] | None) -> str:

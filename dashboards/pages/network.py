@@ -15,6 +15,7 @@ import streamlit as st
 from lakeview import (
     current_lake,
     deleted_links,
+    ingest_batches,
     live_edges,
     read_latest,
     recent_batches,
@@ -48,19 +49,6 @@ CLICKED = "network_clicked"
 LISTED_LINKS = 10
 #: A table taller than this many rows scrolls inside a fixed height (every row is there).
 TABLE_ROWS = 15
-
-
-def ingest_batches(settings: Settings, variables: pd.DataFrame) -> list[object]:
-    """Every ingest batch number known: ``ingest_files`` (ingests and TTL sweeps), else the
-    births and deaths in the registry."""
-    files = read_latest(settings, "ingest_files", ("batch_id",))
-    if files is not None and not files.problem and not files.rows.empty:
-        return list(files.rows["batch_id"])
-    found: list[object] = []
-    for column in ("inserted_batch", "deleted_batch"):
-        if column in variables:
-            found += list(variables[column])
-    return found
 
 
 def _recent_choice(count: int) -> str:

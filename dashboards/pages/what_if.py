@@ -151,7 +151,8 @@ def show_regions(settings: Settings, answer: Answer) -> None:
     st.caption("Crossed sensors would leave their regions.")
 
 
-def show_answer(settings: Settings, answer: Answer, asked_now: Question) -> None:
+def show_answer(settings: Settings, answer: Answer, asked_now: Question,
+                edges: pd.DataFrame) -> None:
     if answer.question != asked_now:
         st.info("The selection changed since this answer: press Simulate to ask again.")
     st.markdown(f"**If {text(answer.question.words())} died:**")
@@ -172,7 +173,6 @@ def show_answer(settings: Settings, answer: Answer, asked_now: Question) -> None
         if st.button("Show the deleted links on the network map", key="whatif_share"):
             links = list(answer.question.links)
             if answer.question.node is not None:
-                edges = live_links(settings)
                 links += [(s, d) for s, d in edges[["src", "dst"]].itertuples(index=False)
                           if answer.question.node in (s, d)]
             label = f"What if {answer.question.words()} died"
@@ -186,7 +186,6 @@ def show_answer(settings: Settings, answer: Answer, asked_now: Question) -> None
             st.page_link("pages/network.py", label="Open the network map")
 
     show_regions(settings, answer)
-    edges = live_links(settings)
     frames = pair_losses(answer.lost, remaining_links(edges, answer.question),
                          answer.cycles_kept)
     for view, frame in frames.items():
@@ -252,4 +251,4 @@ answer = st.session_state.get(ANSWER_KEY)
 if answer is None:
     st.caption("Choose links, a node and/or sensors, then press Simulate.")
     st.stop()
-show_answer(settings, answer, question)
+show_answer(settings, answer, question, edges)

@@ -25,6 +25,7 @@ from lakeview import (
     base_tuple_of,
     current_lake,
     deleted_links,
+    ingest_batches,
     link_of,
     live_edges,
     load_provenance,
@@ -92,19 +93,6 @@ class Network(NamedTuple):
     registry: pd.DataFrame | None
     nodes: list[str]
     layout_key: Hashable = None
-
-
-def ingest_batches(settings: Settings, variables: pd.DataFrame) -> list[object]:
-    """Every ingest batch number known: ``ingest_files`` (ingests and TTL sweeps), else the
-    births and deaths in the registry (as the Network page counts them)."""
-    files = read_latest(settings, "ingest_files", ("batch_id",))
-    if files is not None and not files.problem and not files.rows.empty:
-        return list(files.rows["batch_id"])
-    found: list[object] = []
-    for column in ("inserted_batch", "deleted_batch"):
-        if column in variables:
-            found += list(variables[column])
-    return found
 
 
 def read_network(settings: Settings) -> Network:
