@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,8 @@ from aspen.errors import ConfigError, OrphanDeltaError, ProvenanceError
 __all__ = [
     "DEFAULT_THRESHOLDS", "MAX_SET_SIZE", "MAX_TID", "Header", "Interval", "ProvenanceDecoder",
     "ProvenanceEncoder", "TidSet", "Thresholds", "apply_delta", "as_tid_set", "compare_encodings",
-    "covering", "covering_of", "decode", "decode_stream", "delta_of", "encode", "encode_stream",
+    "covering", "covering_of", "decode", "decode_per_stream", "decode_stream", "delta_of", "encode",
+    "encode_per_stream", "encode_stream", "smallest",
     "from_intervals", "merge_intervals", "read_header", "reencode_kept", "sensor_windows",
     "to_intervals",
 ]
@@ -415,6 +416,54 @@ def covering_of(data: bytes, last_full: Sequence[int] | None = None) -> Interval
     (2, 6)
     """
     return covering(decode(data, last_full))
+
+
+def smallest(ids: Sequence[int], compress_above: int = 64) -> bytes:
+    """One full TID set in its smallest form: a list of ids or of intervals, deflated when it
+    is longer than ``compress_above`` bytes and that helps (Algorithm 2 without deltas).
+
+    >>> decode(smallest(range(1, 1001))) == tuple(range(1, 1001)), len(smallest(range(1, 1001)))
+    (True, 5)
+    """
+    candidates = [encode(ids), encode(ids, interval=True)]
+    if min(map(len, candidates)) > compress_above:
+        candidates += [encode(ids, compress=True), encode(ids, interval=True, compress=True)]
+    return min(candidates, key=len)
+
+
+def encode_per_stream(prov: Mapping[str, Iterable[int]]) -> bytes:
+    """Provenance over several input streams as bytes: per stream (by name), its name and its
+    id set (:func:`smallest`).
+
+    >>> decode_per_stream(encode_per_stream({"s": {3, 1}, "t": {2}}))
+    {'s': (1, 3), 't': (2,)}
+    """
+    out = bytearray()
+    _put_varint(out, len(prov))
+    for stream in sorted(prov):
+        name, body = stream.encode(), smallest(sorted(prov[stream]))
+        _put_varint(out, len(name))
+        out += name
+        _put_varint(out, len(body))
+        out += body
+    return bytes(out)
+
+
+def decode_per_stream(data: bytes) -> dict[str, TidSet]:
+    """The id sets :func:`encode_per_stream` wrote, by stream."""
+    count, pos = _get_varint(data, 0)
+    found: dict[str, TidSet] = {}
+    for _ in range(count):
+        size, pos = _get_varint(data, pos)
+        name = data[pos:pos + size].decode()
+        size, pos = _get_varint(data, pos + size)
+        if pos + size > len(data):
+            raise ProvenanceError("truncated per-stream TID sets")
+        found[name] = decode(data[pos:pos + size])
+        pos += size
+    if pos != len(data):
+        raise ProvenanceError("per-stream TID sets with trailing bytes")
+    return found
 
 
 # ---------------------------------------------------------------- adaptive writer (Algorithm 2)

@@ -1,0 +1,148 @@
+"""Why a network output exists: the readings behind it, per input stream.
+
+Reduced-Eager outputs carry their ids (decoded here); Replay-Lazy outputs carry only their
+covering interval per stream, and the ids are rebuilt by replaying the group's retained
+readings of that interval — with the readings the network dropped left out, and the readings
+around it within the network's horizon given as the stored context a replay needs to tell a
+complete window from a partial one — through the reference algebra
+(:func:`aspen.streams.algebra.replay`). Either way the ids are then looked up in ``readings``.
+A request for an output whose readings are past the retention says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ConfigError, ProvenanceError, ProvenanceExpiredError
+from aspen.lake import deltars, tables
+from aspen.pipeline.network_tables import (
+    NETWORK_DROPS,
+    NETWORK_OUTPUTS,
+    load_recorded_network,
+    output_id,
+    readings_of,
+)
+from aspen.pipeline.reading_provenance import _read, _retained_from, _text, _timestamp_literal
+from aspen.settings import Settings
+from aspen.streams.algebra import replay
+from aspen.streams.encoding import decode_per_stream
+from aspen.streams.networks import StreamNetwork
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["OutputExplanation", "explain_output", "output_ids"]
+
+
+@dataclass
+class OutputExplanation:
+    """An output of a network: its attributes and its readings (id, sensor, ts, value) per
+    input stream."""
+
+    network: str
+    output: str
+    mode: str
+    data: dict[str, Any]
+    readings: dict[str, list[tuple[int, str, float, float]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"network": self.network, "output": self.output, "mode": self.mode,
+                "data": self.data,
+                "readings": {stream: [{"id": i, "sensor": s, "ts": t, "value": v}
+                                      for i, s, t, v in rows]
+                             for stream, rows in self.readings.items()}}
+
+    def lines(self) -> list[str]:
+        out = [f"{self.network} output {self.output} ({self.mode} provenance): "
+               + ", ".join(f"{k} = {v}" for k, v in self.data.items())]
+        for stream, rows in self.readings.items():
+            out.append(f"  stream {stream}: {len(rows)} reading(s)")
+            out.extend(f"    reading {i}  {s}  ts {t:.6f}  value {v:g}" for i, s, t, v in rows)
+        return out
+
+
+def _network(settings: Settings, name: str) -> tuple[StreamNetwork, str]:
+    found = load_recorded_network(settings, name)
+    if found is None:
+        raise ConfigError(f"no stream network named '{name}' ran on this lake")
+    return found
+
+
+def output_ids(settings: Settings, network: StreamNetwork, row: dict[str, Any]
+               ) -> dict[str, tuple[int, ...]]:
+    """The reading ids behind ``row`` (a ``network_outputs`` row) per input stream: decoded
+    (Reduced-Eager) or replayed (Replay-Lazy)."""
+    if row["mode"] == "none":
+        raise ConfigError(f"network '{network.name}' keeps no provenance (it ran with "
+                          "--provenance none)")
+    if row["mode"] == "eager":
+        return decode_per_stream(bytes(row["provenance"]))
+    cover = {stream: (int(lo), int(hi)) for stream, (lo, hi) in json.loads(row["cover"]).items()}
+    stored = _stored_context(settings, network, row)
+    target = output_id(row["output"])
+    found = replay(network.query, stored, [cover], [target])
+    if target not in found:
+        raise ProvenanceError(f"a replay of {row['output']}'s covering interval could not "
+                              "confirm it (its windows reach past the stored readings)")
+    return {stream: tuple(sorted(ids)) for stream, ids in found[target].items()}
+
+
+def _stored_context(settings: Settings, network: StreamNetwork,
+                    row: dict[str, Any]) -> dict[str, list[Any]]:
+    """The group's kept readings a replay of ``row`` needs, per input stream: those in its
+    covering hull and those within the network's horizon of them in event time."""
+    import pandas as pd
+
+    group = f"sensor = {_text(row['grp'])} AND " if network.partition else ""
+    lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
+    inside = _read(settings, tables.READINGS, f"{group}id BETWEEN {lo} AND {hi}", ["ts"])
+    if inside.empty:
+        raise ProvenanceExpiredError(f"the readings of {row['output']} are gone")
+    horizon = network.horizon_s()
+    start = _timestamp_literal(inside["ts"].min() - pd.Timedelta(seconds=horizon))
+    end = _timestamp_literal(inside["ts"].max() + pd.Timedelta(seconds=horizon))
+    around = _read(settings, tables.READINGS, f"{group}ts BETWEEN {start} AND {end}",
+                   ["id", "sensor", "ts", "value"])
+    around = _without_drops(settings, network, around).sort_values("id")
+    readings = readings_of(around)
+    return {stream: [r for r in readings if predicate(
+        {"id": r.id, "sensor": r.sensor, "ts": r.ts, "value": r.value})]
+        for stream, predicate in network.streams.items()}
+
+
+def _without_drops(settings: Settings, network: StreamNetwork,
+                   readings: pd.DataFrame) -> pd.DataFrame:
+    if readings.empty or not deltars.table_exists(settings, NETWORK_DROPS):
+        return readings
+    low, high = int(readings["id"].min()), int(readings["id"].max())
+    drops = _read(settings, NETWORK_DROPS, f"network = {_text(network.name)} AND id BETWEEN "
+                  f"{low} AND {high}", ["id"])
+    return readings[~readings["id"].isin(set(drops["id"]))]
+
+
+def explain_output(settings: Settings, network_name: str, output: str) -> OutputExplanation:
+    """Output ``output`` (its id as JSON, as ``network_outputs`` holds it) of network
+    ``network_name`` with the readings behind it."""
+    network, _mode = _network(settings, network_name)
+    if not deltars.table_exists(settings, NETWORK_OUTPUTS):
+        raise ConfigError(f"network '{network_name}' has no outputs yet")
+    found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network_name)} AND "
+                  f"output = {_text(output)}")
+    if found.empty:
+        raise ConfigError(f"network '{network_name}' has no output {output}")
+    row = found.iloc[-1].to_dict()
+    retained = _retained_from(settings)
+    if row["ids_lo"] is not None and (retained is None or int(row["ids_lo"]) < retained):
+        raise ProvenanceExpiredError(f"the readings behind {output} are past the readings' "
+                                     "retention (deleted by housekeeping)")
+    ids = output_ids(settings, network, row)
+    every = sorted({i for part in ids.values() for i in part})
+    looked_up = (_read(settings, tables.READINGS, f"id IN ({', '.join(map(str, every))})",
+                       ["id", "sensor", "ts", "value"]) if every else None)
+    by_id = {} if looked_up is None else {
+        r.id: (r.id, r.sensor, r.ts, r.value) for r in readings_of(looked_up)}
+    return OutputExplanation(network_name, output, str(row["mode"]), json.loads(row["data"]),
+                             {stream: [by_id[i] for i in part if i in by_id]
+                              for stream, part in ids.items()})

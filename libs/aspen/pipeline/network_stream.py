@@ -1,0 +1,122 @@
+"""A stream network (:mod:`aspen.streams.networks`) on Spark Structured Streaming.
+
+The query reads ``readings`` as a Delta stream, groups it by the network's partition (each
+sensor, or one group), and runs the network's operators incrementally per group inside Spark's
+state store (``transformWithStateInPandas`` over RocksDB, one JSON
+:class:`~aspen.streams.incremental.NetworkState` per group). Its ``foreachBatch`` sink collects
+the micro-batch's rows once and writes them with delta-rs
+(:func:`aspen.pipeline.network_tables.write_network_batch`), replacing that micro-batch's rows
+of the network, so a rerun after a crash writes the same rows. The checkpoint is
+``_checkpoints/network-<name>`` under the lake root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ConfigError
+from aspen.lake import deltars, tables
+from aspen.pipeline.network_tables import (
+    OUTPUT_DDL,
+    group_frame,
+    readings_of,
+    record_network,
+    write_network_batch,
+)
+from aspen.pipeline.reading_stream import ROCKSDB_PROVIDER, _processor, reading_frame
+from aspen.pipeline.reading_tables import MODES
+from aspen.settings import Settings
+from aspen.streams.incremental import NetworkState
+from aspen.streams.networks import StreamNetwork, load_network
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["NetworkReport", "network_checkpoint_uri", "run_network_stream"]
+
+
+def network_checkpoint_uri(settings: Settings, network: StreamNetwork) -> str:
+    """Where network ``network``'s query keeps its offsets and state (under the lake root)."""
+    return settings.table_uri(f"_checkpoints/network-{network.name}")
+
+
+@dataclass
+class NetworkReport:
+    """What one run of a network's stream did."""
+
+    network: str
+    mode: str
+    batches: int = 0
+    outputs: int = 0
+    dropped: int = 0
+
+    def line(self) -> str:
+        return (f"network {self.network} ({self.mode}): {self.batches} micro-batch(es), "
+                f"{self.outputs} output(s), {self.dropped} reading(s) dropped")
+
+
+def _advance(definition: str, mode: str):
+    """A group's step for :func:`~aspen.pipeline.reading_stream._processor`: its readings of
+    the micro-batch through the network, from and back to its JSON state. The network is
+    rebuilt from its definition on the worker (compiled expressions are not shipped)."""
+    built: list[StreamNetwork] = []
+
+    def advance(group: str, frames: list[pd.DataFrame],
+                text: str | None) -> tuple[pd.DataFrame, str | None]:
+        if not built:
+            built.append(load_network(definition))
+        network = built[0]
+        state = NetworkState.from_json(network, text) if text else NetworkState(network)
+        readings = [r for frame in frames for r in readings_of(frame)]
+        return group_frame(group, state.step(readings), mode), state.to_json()
+
+    return advance
+
+
+def _sink(settings: Settings, network: StreamNetwork, mode: str, report: NetworkReport):
+    def write(batch: DataFrame, stream_batch: int) -> None:
+        report.batches += 1
+        outputs, dropped = write_network_batch(settings, network, mode, batch.toPandas(),
+                                               stream_batch)
+        report.outputs += outputs
+        report.dropped += dropped
+
+    return write
+
+
+def run_network_stream(spark: SparkSession, settings: Settings, network: StreamNetwork,
+                       mode: str = "eager", every_s: float | None = None,
+                       timeout_s: float | None = None) -> NetworkReport:
+    """Run ``network``'s streaming query: with ``every_s`` None everything new and then stop
+    (``availableNow``), else a micro-batch every ``every_s`` seconds until ``timeout_s``."""
+    from pyspark.sql import functions as F
+
+    from aspen.spark.session import temporary_conf
+
+    if mode not in MODES:
+        raise ConfigError(f"--provenance must be one of {', '.join(MODES)}, got {mode!r}")
+    if not deltars.table_exists(settings, tables.READINGS):
+        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    record_network(settings, network, mode)
+    report = NetworkReport(network.name, mode)
+    readings = reading_frame(spark, settings)
+    group = F.col("sensor") if network.partition else F.lit("")
+    processor: Any = _processor("network", _advance(network.canonical(), mode))
+    emitted = (readings.withColumn("grp", group).groupBy("grp")
+               .transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None"))
+    writer = (emitted.writeStream.foreachBatch(_sink(settings, network, mode, report))
+              .option("checkpointLocation", network_checkpoint_uri(settings, network))
+              .queryName(f"network_{network.name}"))
+    writer = (writer.trigger(availableNow=True) if every_s is None
+              else writer.trigger(processingTime=f"{every_s:g} seconds"))
+    with temporary_conf(spark, {"spark.sql.streaming.stateStore.providerClass":
+                                ROCKSDB_PROVIDER}):
+        query = writer.start()
+    query.awaitTermination(timeout_s)
+    if query.isActive:
+        query.stop()
+    if query.exception() is not None:
+        raise query.exception()  # type: ignore[misc]
+    return report

@@ -1,0 +1,247 @@
+"""What a stream network writes, the networks a lake ran, and a network run in process.
+
+A network's micro-batch (the rows its groups emitted, :func:`group_frame`) becomes rows of two
+tables, each replacing what a crashed run of the same micro-batch wrote (``stream_batch``):
+
+- ``network_outputs``: one row per final output — network, ``output`` (its deterministic id
+  as JSON), ``grp`` (the group it ran in: a sensor, or ``""``), ``ts``, its attributes
+  (``data``, JSON), the covering interval of its readings' ids per input stream (``cover``,
+  JSON; ``ids_lo``/``ids_hi`` their hull), and in Reduced-Eager mode the ids themselves
+  (``provenance``, :func:`aspen.streams.encoding.encode_per_stream`);
+- ``network_drops``: every reading a group dropped, with its reason.
+
+``stream_networks`` binds a network's name to its definition and provenance mode.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from aspen.errors import ConfigError
+from aspen.lake import deltars, tables
+from aspen.pipeline.faults import crash_point
+from aspen.settings import Settings
+from aspen.streams.algebra import Reading, Row
+from aspen.streams.encoding import encode_per_stream
+from aspen.streams.incremental import NetworkState, NetworkStep
+from aspen.streams.networks import StreamNetwork, load_network
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Hashable
+
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = [
+    "NETWORK_DROPS", "NETWORK_OUTPUTS", "OUTPUT_DDL", "STREAM_NETWORKS", "group_frame",
+    "load_recorded_network", "output_id", "output_text", "record_network", "run_network_locally",
+    "write_network_batch",
+]
+
+NETWORK_OUTPUTS = "network_outputs"
+NETWORK_DROPS = "network_drops"
+STREAM_NETWORKS = "stream_networks"
+
+#: What a group emits per micro-batch: outputs and drops in one row type.
+OUTPUT_DDL = (
+    "kind STRING, output STRING, grp STRING, ts DOUBLE, data STRING, cover STRING, "
+    "ids_lo BIGINT, ids_hi BIGINT, provenance BINARY, id BIGINT, sensor STRING, ts_us BIGINT, "
+    "value DOUBLE, reason STRING"
+)
+_COLUMNS = [column.split()[0] for column in OUTPUT_DDL.split(", ")]
+
+
+def output_text(row_id: Hashable) -> str:
+    """An output's id as JSON text (tuples as lists).
+
+    >>> output_text(("w", "s1", 60.0))
+    '["w", "s1", 60.0]'
+    """
+    return json.dumps(row_id, ensure_ascii=False)
+
+
+def output_id(text: str) -> Hashable:
+    """The id :func:`output_text` wrote (lists back to tuples).
+
+    >>> output_id('["w", "s1", 60.0]')
+    ('w', 's1', 60.0)
+    """
+    def tupled(value: Any) -> Any:
+        return tuple(tupled(v) for v in value) if isinstance(value, list) else value
+
+    return tupled(json.loads(text))
+
+
+def group_frame(group: str, step: NetworkStep, mode: str,
+                outputs: list[Row] | None = None) -> pd.DataFrame:
+    """One group's step as the rows its stateful operator emits (columns of ``OUTPUT_DDL``);
+    ``outputs`` replaces the step's outputs (a final flush)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for out in step.outputs if outputs is None else outputs:
+        cover = {stream: list(pair) for stream, pair in out.cov.items()}
+        rows.append({
+            "kind": "output", "output": output_text(out.id), "grp": group,
+            "ts": float(out.data.get("ts", "nan")), "data": json.dumps(dict(out.data)),
+            "cover": json.dumps(cover),
+            "ids_lo": min((lo for lo, _hi in out.cov.values()), default=None),
+            "ids_hi": max((hi for _lo, hi in out.cov.values()), default=None),
+            "provenance": encode_per_stream(out.prov) if mode == "eager" else None,
+        })
+    for reading, reason in step.dropped:
+        rows.append({"kind": "drop", "grp": group, "id": reading.id, "sensor": reading.sensor,
+                     "ts_us": round(reading.ts * 1_000_000), "value": reading.value,
+                     "reason": reason})
+    return _typed(pd.DataFrame(rows, columns=_COLUMNS))
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Pandas types Spark's Arrow conversion takes for ``OUTPUT_DDL`` (see
+    :func:`aspen.pipeline.reading_rows._typed`)."""
+    for column in OUTPUT_DDL.split(", "):
+        name, kind = column.split()
+        if kind == "BIGINT":
+            frame[name] = frame[name].astype("Int64")
+        elif kind == "DOUBLE":
+            frame[name] = frame[name].astype("float64")
+        else:
+            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
+    return frame
+
+
+# --- the networks a lake ran -----------------------------------------------------------------
+
+def load_recorded_network(settings: Settings, name: str) -> tuple[StreamNetwork, str] | None:
+    """Network ``name`` as this lake ran it, and its provenance mode (None: never ran)."""
+    if not deltars.table_exists(settings, STREAM_NETWORKS):
+        return None
+    known = deltars.read_table(settings, STREAM_NETWORKS, ["name", "definition", "mode"])
+    found = known[known["name"] == name]
+    if found.empty:
+        return None
+    return load_network(found["definition"].iloc[0]), str(found["mode"].iloc[0])
+
+
+def record_network(settings: Settings, network: StreamNetwork, mode: str) -> None:
+    """Record ``network`` and ``mode`` under its name; a name that ran with another definition
+    or mode is refused (its checkpointed state and outputs belong to that one)."""
+    import pyarrow as pa
+
+    known = load_recorded_network(settings, network.name)
+    if known is not None and (known[0].canonical(), known[1]) == (network.canonical(), mode):
+        return
+    if known is not None:
+        raise ConfigError(f"network '{network.name}' already ran with another definition or "
+                          f"provenance mode ({known[1]}); give this one another name")
+    deltars.append_table(settings, STREAM_NETWORKS, pa.table({
+        "name": pa.array([network.name], pa.string()),
+        "definition": pa.array([network.canonical()], pa.string()),
+        "mode": pa.array([mode], pa.string()),
+        "recorded_at": pa.array([datetime.now(UTC)], pa.timestamp("us", tz="UTC")),
+    }))
+
+
+# --- one micro-batch -------------------------------------------------------------------------
+
+def _outputs_arrow(network: StreamNetwork, mode: str, frame: pd.DataFrame, stream_batch: int,
+                   readings_version: int) -> pa.Table:
+    import pyarrow as pa
+
+    out = frame[frame["kind"] == "output"].sort_values(["grp", "ts", "output"])
+    count = len(out)
+    provenance = list(out["provenance"]) if mode == "eager" else [None] * count
+    return pa.table({
+        "network": pa.array([network.name] * count, pa.string()),
+        "output": pa.array(out["output"], pa.string()),
+        "grp": pa.array(out["grp"], pa.string()),
+        "ts": pa.array(out["ts"].astype(float), pa.float64()),
+        "data": pa.array(out["data"], pa.string()),
+        "cover": pa.array(out["cover"], pa.string()),
+        "ids_lo": pa.array(out["ids_lo"].astype("Int64"), pa.int64()),
+        "ids_hi": pa.array(out["ids_hi"].astype("Int64"), pa.int64()),
+        "provenance": pa.array([None if p is None else bytes(p) for p in provenance],
+                               pa.binary()),
+        "mode": pa.array([mode] * count, pa.string()),
+        "stream_batch": pa.array([stream_batch] * count, pa.int64()),
+        "readings_version": pa.array([readings_version] * count, pa.int64()),
+    })
+
+
+def _drops_arrow(network: StreamNetwork, frame: pd.DataFrame, stream_batch: int) -> pa.Table:
+    import pyarrow as pa
+
+    drops = frame[frame["kind"] == "drop"].sort_values("id")
+    return pa.table({
+        "network": pa.array([network.name] * len(drops), pa.string()),
+        "id": pa.array(drops["id"].astype("int64"), pa.int64()),
+        "sensor": pa.array(drops["sensor"], pa.string()),
+        "ts": pa.array(drops["ts_us"].astype("int64"), pa.timestamp("us", tz="UTC")),
+        "value": pa.array(drops["value"].astype(float), pa.float64()),
+        "reason": pa.array(drops["reason"], pa.string()),
+        "stream_batch": pa.array([stream_batch] * len(drops), pa.int64()),
+    })
+
+
+def _replace_batch(settings: Settings, name: str, network: str, rows: pa.Table,
+                   stream_batch: int) -> None:
+    """Replace micro-batch ``stream_batch``'s rows of ``network`` in table ``name`` by ``rows``
+    in one commit (a network's name is letters, digits and ``_``: safe in a predicate)."""
+    from deltalake import write_deltalake
+
+    if not deltars.table_exists(settings, name):
+        if rows.num_rows:
+            deltars.append_table(settings, name, rows)
+        return
+    write_deltalake(settings.table_uri(name), rows, mode="overwrite",
+                    predicate=f"stream_batch = {int(stream_batch)} AND network = '{network}'")
+
+
+def write_network_batch(settings: Settings, network: StreamNetwork, mode: str,
+                        frame: pd.DataFrame, stream_batch: int) -> tuple[int, int]:
+    """Write micro-batch ``stream_batch`` of ``network`` from ``frame``: its outputs and drops,
+    each replacing what a crashed run of the batch wrote. Returns (outputs, drops)."""
+    if frame.empty:
+        return 0, 0
+    version = (deltars.table_version(settings, tables.READINGS)
+               if deltars.table_exists(settings, tables.READINGS) else -1)
+    outputs = _outputs_arrow(network, mode, frame, stream_batch, version)
+    drops = _drops_arrow(network, frame, stream_batch)
+    _replace_batch(settings, NETWORK_OUTPUTS, network.name, outputs, stream_batch)
+    crash_point("network:after-outputs")
+    _replace_batch(settings, NETWORK_DROPS, network.name, drops, stream_batch)
+    return outputs.num_rows, drops.num_rows
+
+
+def readings_of(frame: pd.DataFrame) -> list[Reading]:
+    """Readings (id, sensor, ts in seconds, value) from rows with ``ts_us`` or ``ts``."""
+    import pandas as pd
+
+    if "ts_us" in frame:
+        times = [int(t) / 1e6 for t in frame["ts_us"]]
+    else:
+        times = [pd.Timestamp(t).value / 1e9 for t in frame["ts"]]
+    return [Reading(int(i), str(s), t, float(v)) for i, s, t, v in
+            zip(frame["id"], frame["sensor"], times, frame["value"], strict=True)]
+
+
+def run_network_locally(settings: Settings, network: StreamNetwork, mode: str = "eager",
+                        stream_batch: int = 0) -> tuple[int, int]:
+    """Run ``network`` over every reading of the lake in process, each group from a fresh
+    state, and write the result as micro-batch ``stream_batch``; outputs not final at the last
+    reading stay unwritten, as in the stream. Returns (outputs, drops)."""
+    import pandas as pd
+
+    if not deltars.table_exists(settings, tables.READINGS):
+        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    record_network(settings, network, mode)
+    readings = deltars.read_table(settings, tables.READINGS, ["id", "sensor", "ts", "value"])
+    readings = readings.sort_values("id")
+    keys = readings["sensor"] if network.partition else pd.Series([""] * len(readings))
+    frames = [group_frame(str(group), NetworkState(network).step(readings_of(rows)), mode)
+              for group, rows in readings.groupby(keys.values, sort=True)]
+    frame = pd.concat(frames, ignore_index=True) if frames else group_frame(
+        "", NetworkStep([], []), mode)
+    return write_network_batch(settings, network, mode, frame, stream_batch)

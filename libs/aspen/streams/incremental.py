@@ -1,0 +1,354 @@
+"""A stream network run incrementally, one group of readings at a time, with its state in JSON.
+
+This is what a network's stateful operator does inside Spark's state store: each group (a
+sensor, or the one group) keeps a :class:`NetworkState`; each micro-batch hands it the group's
+new readings in id order and gets back the outputs that became final, each with the ids of the
+readings behind it (Ariadne's Reduced-Eager provenance, per input stream) and their covering
+interval (what Replay-Lazy keeps).
+
+When is an output final? Every operator knows its **progress**: a time no later output of it
+will be earlier than. A stream's is the group's watermark, the latest reading time minus the
+allowed lateness (a reading older than the watermark is dropped as ``late``, and reported);
+selections, projections and unions pass their inputs' on (the least); a time window is final
+once its input's progress reaches its end; a join's left row once the right side's progress
+passes the row's time plus the range; a count window as soon as it fills (its input comes in
+id order, :mod:`aspen.streams.networks` checks that). So the outputs depend on the readings and
+their ids only, not on how the stream was cut into micro-batches; :meth:`NetworkState.finish`
+(progress to infinity) gives exactly the reference algebra's outputs over the readings kept.
+
+>>> from aspen.streams.algebra import Reading
+>>> from aspen.streams.networks import parse_network
+>>> net = parse_network({"name": "n", "lateness_s": 0, "query": {
+...     "aggregate": {"stream": "readings"}, "window": {"seconds": 10},
+...     "functions": ["max(value)"], "name": "w"}})
+>>> state = NetworkState(net)
+>>> state.step([Reading(1, "a", 1.0, 5.0), Reading(2, "a", 4.0, 7.0)]).outputs
+[]
+>>> [(row.id, row["max_value"], dict(row.prov)) for row in
+...  state.step([Reading(3, "a", 12.0, 1.0)]).outputs]
+[(('w', 'a', 0.0), 7.0, {'readings': frozenset({1, 2})})]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aspen.errors import EngineError
+from aspen.streams.algebra import (
+    Aggregate,
+    CountWindow,
+    Join,
+    Network,
+    Project,
+    Reading,
+    Row,
+    Select,
+    Stream,
+    TimeWindow,
+    Union,
+)
+from aspen.streams.networks import StreamNetwork
+
+__all__ = ["NetworkState", "NetworkStep", "kept_readings"]
+
+_INF = math.inf
+
+
+@dataclass
+class NetworkStep:
+    """What one step of a group gave: the outputs that became final, and the readings it
+    dropped with their reason."""
+
+    outputs: list[Row]
+    dropped: list[tuple[Reading, str]]
+
+
+class NetworkState:
+    """One group's state of a network: its watermark and every stateful operator's open rows.
+
+    Rows are kept whole (their attributes, provenance and cover), so a state is a few open
+    windows and join partners per group, bounded by the windows' sizes and the lateness."""
+
+    def __init__(self, network: StreamNetwork) -> None:
+        self.network = network
+        self.watermark = -_INF
+        self.last_id = 0
+        self.nodes: dict[str, dict[str, Any]] = {}  # stateful operator name → its state
+
+    # --- stepping ----------------------------------------------------------------------------
+
+    def step(self, readings: Iterable[Reading]) -> NetworkStep:
+        """Take the group's next readings (ids ascending, above every id taken before) and
+        give back what became final."""
+        kept, dropped = [], []
+        lateness = self.network.lateness_s
+        for reading in sorted(readings, key=lambda r: r.id):
+            if reading.id <= self.last_id:
+                raise EngineError(f"network '{self.network.name}': reading {reading.id} "
+                                  f"arrived after reading {self.last_id}; ids must ascend")
+            self.last_id = reading.id
+            if reading.ts < self.watermark:
+                dropped.append((reading, "late"))
+                continue
+            kept.append(reading)
+            self.watermark = max(self.watermark, reading.ts - lateness)
+        return NetworkStep(self._run(kept, self.watermark), dropped)
+
+    def finish(self) -> list[Row]:
+        """Everything still open, as if the stream had ended (progress to infinity): with
+        every earlier step's outputs, the reference algebra's outputs over the kept readings."""
+        return self._run([], _INF)
+
+    def _run(self, readings: list[Reading], watermark: float) -> list[Row]:
+        inputs = {stream: [r for r in readings if predicate(
+            {"id": r.id, "sensor": r.sensor, "ts": r.ts, "value": r.value})]
+            for stream, predicate in self.network.streams.items()}
+        run = _Step(self, inputs, watermark)
+        return run.rows(self.network.query)[0]
+
+    # --- state as JSON -----------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The state as JSON text (rows as lists; ids and provenance restored on loading).
+
+        >>> from aspen.streams.networks import parse_network
+        >>> net = parse_network({"name": "n", "query": {"stream": "readings"}})
+        >>> NetworkState.from_json(net, NetworkState(net).to_json()).watermark
+        -inf
+        """
+        return json.dumps({"watermark": _number_out(self.watermark), "last_id": self.last_id,
+                           "nodes": self.nodes}, default=_row_out, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, network: StreamNetwork, text: str) -> NetworkState:
+        data = json.loads(text, object_hook=_row_in)
+        state = cls(network)
+        state.watermark = _number_in(data["watermark"])
+        state.last_id = data["last_id"]
+        state.nodes = data["nodes"]
+        return state
+
+
+def kept_readings(network: StreamNetwork, readings: Sequence[Reading]) -> list[Reading]:
+    """The readings a group keeps (its late ones left out), by brute force over the whole
+    group in id order: the input :meth:`NetworkState.finish` answers for.
+
+    >>> from aspen.streams.networks import parse_network
+    >>> net = parse_network({"name": "n", "lateness_s": 5, "query": {"stream": "readings"}})
+    >>> [r.id for r in kept_readings(net, [Reading(1, "a", 10, 0), Reading(2, "a", 4, 0),
+    ...                                    Reading(3, "a", 6, 0)])]
+    [1, 3]
+    """
+    kept = []
+    for reading in sorted(readings, key=lambda r: r.id):
+        latest = max((r.ts for r in kept), default=-_INF)
+        if reading.ts >= latest - network.lateness_s:
+            kept.append(reading)
+    return kept
+
+
+# --- one step through the operators ----------------------------------------------------------
+
+class _Step:
+    """One step: each operator's new final rows and its progress, each evaluated once."""
+
+    def __init__(self, state: NetworkState, inputs: dict[str, list[Reading]],
+                 watermark: float) -> None:
+        self.state = state
+        self.inputs = inputs
+        self.watermark = watermark
+        self.memo: dict[str, tuple[list[Row], float]] = {}
+
+    def rows(self, op: Network) -> tuple[list[Row], float]:
+        if op.name not in self.memo:
+            self.memo[op.name] = _OPERATORS[type(op)](self, op)
+        return self.memo[op.name]
+
+    def node(self, op: Network, fresh: dict[str, Any]) -> dict[str, Any]:
+        return self.state.nodes.setdefault(op.name, fresh)
+
+
+def _derive(row_id: Hashable, data: dict[str, Any], parents: Sequence[Row]) -> Row:
+    prov: dict[str, set[int]] = {}
+    cov: dict[str, tuple[int, int]] = {}
+    for parent in parents:
+        for stream, ids in parent.prov.items():
+            prov.setdefault(stream, set()).update(ids)
+        for stream, (lo, hi) in parent.cov.items():
+            old = cov.get(stream, (lo, hi))
+            cov[stream] = (min(lo, old[0]), max(hi, old[1]))
+    return Row(row_id, data, {s: frozenset(ids) for s, ids in sorted(prov.items())},
+               dict(sorted(cov.items())))
+
+
+def _stream(step: _Step, op: Stream) -> tuple[list[Row], float]:
+    rows = [Row((op.name, r.id), {"sensor": r.sensor, "ts": r.ts, "value": r.value},
+                {op.name: frozenset({r.id})}, {op.name: (r.id, r.id)})
+            for r in step.inputs[op.name]]
+    return rows, step.watermark
+
+
+def _select(step: _Step, op: Select) -> tuple[list[Row], float]:
+    rows, progress = step.rows(op.child)
+    return [_derive((op.name, row.id), dict(row.data), [row]) for row in rows
+            if op.predicate(row)], progress
+
+
+def _project(step: _Step, op: Project) -> tuple[list[Row], float]:
+    rows, progress = step.rows(op.child)
+    return [_derive((op.name, row.id), {out: row[col] if isinstance(col, str) else col(row)
+                                        for out, col in op.columns.items()}, [row])
+            for row in rows], progress
+
+
+def _union(step: _Step, op: Union) -> tuple[list[Row], float]:
+    (left, p_left), (right, p_right) = step.rows(op.left), step.rows(op.right)
+    rows = [_derive((op.name, side, row.id), dict(row.data), [row])
+            for side, part in ((0, left), (1, right)) for row in part]
+    return rows, min(p_left, p_right)
+
+
+def _key(op: Aggregate | Join, row: Row) -> Hashable:
+    return None if op.key is None else row[op.key]
+
+
+def _time_window(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
+    """Open windows by (key, start), each with its member rows; closed when the input's
+    progress reaches the end."""
+    window: TimeWindow = op.window  # type: ignore[assignment]
+    rows, progress = step.rows(op.child)
+    node = step.node(op, {"open": []})
+    open_ = {(key, start): members for key, start, members in node["open"]}
+    for row in rows:
+        for start in window.starts(row["ts"]):
+            open_.setdefault((_key(op, row), start), []).append(row)
+    out, still = [], []
+    for (key, start), members in sorted(open_.items(), key=lambda item: (item[0][1],
+                                                                          repr(item[0][0]))):
+        if start + window.size <= progress:
+            out.append(_window_row(op, key, start, members))
+        else:
+            still.append([key, start, members])
+    node["open"] = still
+    first = window.starts(progress)[0] if math.isfinite(progress) else progress
+    return out, min([start for _key_, start, _m in still] + [first])
+
+
+def _count_window(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
+    """Per key: how many rows it has seen and the rows of its windows not yet full."""
+    window: CountWindow = op.window  # type: ignore[assignment]
+    rows, progress = step.rows(op.child)
+    node = step.node(op, {"keys": []})
+    keys = {key: [seen, buffer] for key, seen, buffer in node["keys"]}
+    out = []
+    for row in rows:
+        seen, buffer = keys.setdefault(_key(op, row), [0, []])
+        buffer.append([seen, row])
+        seen += 1
+        keys[_key(op, row)][0] = seen
+        last_start = seen - window.count  # the window this row completes, if any
+        if last_start >= 0 and last_start % window.slide == 0:
+            out.append(_window_row(op, _key(op, row), None,
+                                   [r for i, r in buffer if i >= last_start]))
+        # keep the rows of windows not yet full: from the first such window's start
+        next_start = -(-max(seen - window.count + 1, 0) // window.slide) * window.slide
+        buffer[:] = [[i, r] for i, r in buffer if i >= next_start]
+    node["keys"] = [[key, seen, buffer] for key, (seen, buffer) in keys.items()]
+    if progress == _INF:  # the stream has ended: windows not full now never will be
+        return out, _INF
+    pending = [r["ts"] for _seen, buffer in keys.values() for _i, r in buffer]
+    return out, min(pending + [progress])
+
+
+def _aggregate(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
+    if isinstance(op.window, CountWindow):
+        return _count_window(step, op)
+    return _time_window(step, op)
+
+
+def _window_row(op: Aggregate, key: Hashable, start: float | None, members: list[Row]) -> Row:
+    data: dict[str, Any] = {} if op.key is None else {op.key: key}
+    if start is None:
+        data["ts"] = min(row["ts"] for row in members)
+    else:
+        data.update(start=start, end=start + op.window.size, ts=start)  # type: ignore[union-attr]
+    for fn, attr, *out in op.aggs:
+        values = [row[attr] for row in members]
+        data[out[0] if out else f"{fn}_{attr}"] = (
+            sum(values) / len(values) if fn == "avg"
+            else {"count": len, "max": max, "min": min, "sum": sum}[fn](values))
+    row_id = (op.name, key, members[0].id if start is None else start)
+    return _derive(row_id, data, members)
+
+
+def _join(step: _Step, op: Join) -> tuple[list[Row], float]:
+    """Left rows wait until no right row can still meet them; right rows stay while a left
+    row, waiting or to come, may meet them."""
+    (left, p_left), (right, p_right) = step.rows(op.left), step.rows(op.right)
+    node = step.node(op, {"waiting": [], "right": []})
+    node["waiting"].extend(left)
+    node["right"].extend(right)
+    out, waiting = [], []
+    for row in node["waiting"]:
+        if row["ts"] + op.range < p_right:
+            out.extend(_derive((op.name, row.id, r.id),
+                               {**row.data, **{f"r_{a}": v for a, v in r.data.items()}},
+                               [row, r])
+                       for r in node["right"]
+                       if _key(op, row) == _key(op, r) and row["ts"] <= r["ts"]
+                       <= row["ts"] + op.range)
+        else:
+            waiting.append(row)
+    node["waiting"] = waiting
+    earliest = min([row["ts"] for row in waiting] + [p_left])
+    node["right"] = [r for r in node["right"] if r["ts"] >= earliest]
+    return out, earliest
+
+
+_OPERATORS = {Stream: _stream, Select: _select, Project: _project, Union: _union,
+              Aggregate: _aggregate, Join: _join}
+
+
+# --- JSON of rows ----------------------------------------------------------------------------
+
+def _number_out(value: float) -> float | str:
+    return value if math.isfinite(value) else repr(value)
+
+
+def _number_in(value: float | str) -> float:
+    return float(value)
+
+
+def _row_out(value: Any) -> Any:
+    if isinstance(value, Row):
+        return {"~row": [_tagged(value.id), value.data,
+                         {s: sorted(ids) for s, ids in value.prov.items()},
+                         {s: list(c) for s, c in value.cov.items()}]}
+    raise TypeError(f"cannot keep {type(value).__name__} in a network's state")
+
+
+def _tagged(value: Any) -> Any:
+    """Tuples (row ids nest them) as tagged lists, so they come back as tuples."""
+    if isinstance(value, tuple):
+        return {"~t": [_tagged(v) for v in value]}
+    return value
+
+
+def _untagged(value: Any) -> Any:
+    if isinstance(value, dict) and "~t" in value:
+        return tuple(_untagged(v) for v in value["~t"])
+    return value
+
+
+def _row_in(obj: dict[str, Any]) -> Any:
+    if "~row" in obj:
+        row_id, data, prov, cov = obj["~row"]
+        return Row(_untagged(row_id), data, {s: frozenset(ids) for s, ids in prov.items()},
+                   {s: (c[0], c[1]) for s, c in cov.items()})
+    if "~t" in obj:
+        return tuple(obj["~t"])
+    return obj
