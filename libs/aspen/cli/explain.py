@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="explain a view tuple: witness sets and critical base tuples",
         description="Examples: aspen explain reachable n1 n7; aspen explain cheapest_path n1 n7; "
         "aspen explain active_region r1 s12; aspen explain triggered s12 (the rule's windows "
-        "and readings behind a sensor's triggered state)",
+        "and readings behind a sensor's triggered state); aspen explain network NAME (its latest "
+        "outputs); aspen explain network NAME OUTPUT (the readings behind one output)",
     )
     p.add_argument("view", metavar="VIEW")
     p.add_argument("key", metavar="KEY", nargs="+", help="leading attributes of the tuple")
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"--limit must not be negative, got {args.limit}")
     if args.view == "triggered":
         return _triggered(args, settings)
+    if args.view == "network":
+        return _network(args, settings)
     if args.at is not None:
         raise ConfigError("--at applies to 'aspen explain triggered' only")
     if args.depth == "readings" and args.view != "active_region":
@@ -130,4 +133,32 @@ def _triggered(args: argparse.Namespace, settings: Settings) -> int:
                         f"{made}"))
         for reading_id, ts, value in window.readings:
             print(f"    reading {reading_id}  {ts:%Y-%m-%d %H:%M:%S.%f}  {value:g}")
+    return 0
+
+
+def _network(args: argparse.Namespace, settings: Settings) -> int:
+    """``aspen explain network NAME [OUTPUT]``: a stream network's latest outputs, or the
+    readings behind one of them."""
+    from aspen.cli._output import printable
+    from aspen.errors import ConfigError
+    from aspen.pipeline.network_provenance import explain_output, latest_outputs
+
+    if len(args.key) not in (1, 2):
+        raise ConfigError("aspen explain network takes a network's name and, optionally, an "
+                          "output id (as 'aspen explain network NAME' lists them)")
+    if len(args.key) == 1:
+        latest = latest_outputs(settings, args.key[0], args.limit)
+        if args.format == "json":
+            print(json.dumps(latest, indent=1))
+            return 0
+        for item in latest:
+            print(printable(f"{item['output']}  " + ", ".join(
+                f"{k} = {v}" for k, v in item["data"].items())))
+        return 0
+    explained = explain_output(settings, args.key[0], args.key[1])
+    if args.format == "json":
+        print(json.dumps(explained.as_dict(), indent=1))
+        return 0
+    for line in explained.lines():
+        print(printable(line))
     return 0

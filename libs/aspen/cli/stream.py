@@ -73,6 +73,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "checkpoint (default avg_above)")
     rule_arguments(p)
     zone_arguments(p)
+    p.add_argument("--network", default=None, metavar="FILE",
+                   help="run the stream network FILE declares (JSON: streams, selections, "
+                   "projections, unions, windows, joins; docs/readings.md) instead of a rule")
+    p.add_argument("--local", action="store_true",
+                   help="with --network: run it over every reading in process, without Spark "
+                   "(from a fresh state; for small lakes and trying a network out)")
     p.add_argument("--provenance", choices=("eager", "lazy", "none"), default="eager",
                    help="eager: every window keeps its readings' ids (Reduced-Eager); lazy: "
                    "only their covering interval, rebuilt by replay on request (Replay-Lazy); "
@@ -89,12 +95,45 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.pipeline.reading_stream import run_reading_stream
     from aspen.spark.session import get_spark
 
-    rule = rule_of(args)
     if args.every is not None and args.every <= 0:
         raise ConfigError(f"--every must be positive, got {args.every:g}")
     if args.duration is not None and args.every is None:
         raise ConfigError("--for applies with --every only")
+    if args.network is not None:
+        return _network(args, settings)
+    if args.local:
+        raise ConfigError("--local applies with --network only")
+    rule = rule_of(args)
     report = run_reading_stream(get_spark("aspen-stream"), settings, rule, args.provenance,
+                                every_s=args.every, timeout_s=args.duration)
+    print(report.line())
+    return 0
+
+
+def _network(args: argparse.Namespace, settings: Settings) -> int:
+    """``aspen stream --network FILE``: the network's query on Spark, or in process."""
+    from pathlib import Path
+
+    from aspen.errors import ConfigError
+    from aspen.streams.networks import load_network
+
+    try:
+        network = load_network(Path(args.network).read_text())
+    except OSError as error:
+        raise ConfigError(f"cannot read --network {args.network}: {error.strerror}") from None
+    if args.local:
+        from aspen.pipeline.network_tables import run_network_locally
+
+        if args.every is not None:
+            raise ConfigError("--local runs once; --every needs the Spark stream")
+        outputs, dropped = run_network_locally(settings, network, args.provenance)
+        print(f"network {network.name} ({args.provenance}, in process): {outputs} output(s), "
+              f"{dropped} reading(s) dropped")
+        return 0
+    from aspen.pipeline.network_stream import run_network_stream
+    from aspen.spark.session import get_spark
+
+    report = run_network_stream(get_spark("aspen-stream"), settings, network, args.provenance,
                                 every_s=args.every, timeout_s=args.duration)
     print(report.line())
     return 0

@@ -5,7 +5,10 @@ covering interval per stream, and the ids are rebuilt by replaying the group's r
 readings of that interval — with the readings the network dropped left out, and the readings
 around it within the network's horizon given as the stored context a replay needs to tell a
 complete window from a partial one — through the reference algebra
-(:func:`aspen.streams.algebra.replay`). Either way the ids are then looked up in ``readings``.
+(:func:`aspen.streams.algebra.replay`). Where that replay cannot confirm an output (a count
+window whose grid its interval does not anchor, e.g. under a join with earlier readings), the
+group's retained readings up to the interval's end run through the network instead. Either
+way the ids are then looked up in ``readings``.
 A request for an output whose readings are past the retention says so.
 """
 
@@ -15,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aspen.errors import ConfigError, ProvenanceError, ProvenanceExpiredError
+from aspen.errors import ConfigError, ProvenanceExpiredError
 from aspen.lake import deltars, tables
 from aspen.pipeline.network_tables import (
     NETWORK_DROPS,
@@ -33,7 +36,7 @@ from aspen.streams.networks import StreamNetwork
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["OutputExplanation", "explain_output", "output_ids"]
+__all__ = ["OutputExplanation", "explain_output", "latest_outputs", "output_ids"]
 
 
 @dataclass
@@ -83,10 +86,34 @@ def output_ids(settings: Settings, network: StreamNetwork, row: dict[str, Any]
     stored = _stored_context(settings, network, row)
     target = output_id(row["output"])
     found = replay(network.query, stored, [cover], [target])
-    if target not in found:
-        raise ProvenanceError(f"a replay of {row['output']}'s covering interval could not "
-                              "confirm it (its windows reach past the stored readings)")
-    return {stream: tuple(sorted(ids)) for stream, ids in found[target].items()}
+    if target in found:
+        return {stream: tuple(sorted(ids)) for stream, ids in found[target].items()}
+    return _replayed_from_start(settings, network, row, cover)
+
+
+def _replayed_from_start(settings: Settings, network: StreamNetwork, row: dict[str, Any],
+                         cover: dict[str, tuple[int, int]]) -> dict[str, tuple[int, ...]]:
+    """The output rebuilt by running the group's kept readings, from its first retained one
+    to the end of the covering interval, through the network from a fresh state: for an
+    output a replay of its interval cannot confirm (a count window whose grid the interval
+    does not anchor). Exact: an output's readings all lie at or below the interval's end, and
+    a count window is its first row and the rows after it. Refused when the rebuilt output's
+    cover differs from the stored one (readings before it were purged)."""
+    from aspen.streams.incremental import NetworkState
+
+    group = f"sensor = {_text(row['grp'])} AND " if network.partition else ""
+    readings = _read(settings, tables.READINGS, f"{group}id <= {int(row['ids_hi'])}",
+                     ["id", "sensor", "ts", "value"])
+    readings = _without_drops(settings, network, readings).sort_values("id")
+    state = NetworkState(network)
+    rows = state.step(readings_of(readings)).outputs + state.finish()
+    target = output_id(row["output"])
+    rebuilt = next((out for out in rows if out.id == target), None)
+    if rebuilt is None or dict(rebuilt.cov) != cover:
+        raise ProvenanceExpiredError(
+            f"{row['output']} cannot be rebuilt from the retained readings (a count window "
+            "whose earlier readings were purged)")
+    return {stream: tuple(sorted(ids)) for stream, ids in rebuilt.prov.items()}
 
 
 def _stored_context(settings: Settings, network: StreamNetwork,
@@ -146,3 +173,14 @@ def explain_output(settings: Settings, network_name: str, output: str) -> Output
     return OutputExplanation(network_name, output, str(row["mode"]), json.loads(row["data"]),
                              {stream: [by_id[i] for i in part if i in by_id]
                               for stream, part in ids.items()})
+
+
+def latest_outputs(settings: Settings, network_name: str, limit: int = 20) -> list[dict[str, Any]]:
+    """Network ``network_name``'s ``limit`` latest outputs (by event time): id and attributes."""
+    _network(settings, network_name)
+    if not deltars.table_exists(settings, NETWORK_OUTPUTS):
+        return []
+    found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network_name)} ORDER BY ts DESC, "
+                  f"output LIMIT {int(limit)}", ["output", "grp", "ts", "data"])
+    return [{"output": row["output"], "group": row["grp"], "data": json.loads(row["data"])}
+            for row in found.to_dict("records")]

@@ -42,6 +42,13 @@ NETWORKS: dict[str, dict[str, Any]] = {
                         {"aggregate": {"stream": "readings"}, "window": {"seconds": 15},
                          "functions": ["min(value) AS value"], "name": "low"}],
                "within_s": 20, "key": None},
+    # a count window under a join: a replay of the join's interval cannot anchor its grid,
+    # so Replay-Lazy runs the group's readings up to the interval's end instead
+    "anchored": {"join": [{"select": {"stream": "readings"}, "where": "value > 60",
+                           "name": "high"},
+                          {"aggregate": {"stream": "readings"}, "window": {"rows": 3, "slide": 2},
+                           "functions": ["avg(value) AS value"], "name": "trio"}],
+                 "within_s": 15},
     "merged": {"aggregate": {"union": [
         {"select": {"stream": "readings"}, "where": "sensor = 's1'", "name": "one"},
         {"select": {"stream": "readings"}, "where": "value < 20", "name": "cold"}]},
