@@ -25,7 +25,7 @@ from aspen.pipeline.network_tables import (
     write_network_batch,
 )
 from aspen.pipeline.reading_stream import ROCKSDB_PROVIDER, _processor, reading_frame
-from aspen.pipeline.reading_tables import MODES
+from aspen.pipeline.reading_tables import _KEEP, MODES
 from aspen.settings import Settings
 from aspen.streams.incremental import NetworkState
 from aspen.streams.networks import StreamNetwork, load_network
@@ -68,7 +68,8 @@ def _advance(definition: str, mode: str):
         if not built:
             built.append(load_network(definition))
         network = built[0]
-        state = NetworkState.from_json(network, text) if text else NetworkState(network)
+        state = (NetworkState.from_json(network, text) if text
+                 else NetworkState(network, _KEEP[mode]))
         readings = [r for frame in frames for r in readings_of(frame)]
         return group_frame(group, state.step(readings), mode), state.to_json()
 

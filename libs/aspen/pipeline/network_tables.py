@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
 from aspen.pipeline.faults import crash_point
+from aspen.pipeline.reading_tables import _KEEP
 from aspen.settings import Settings
 from aspen.streams.algebra import Reading, Row
 from aspen.streams.encoding import encode_per_stream
@@ -240,7 +241,8 @@ def run_network_locally(settings: Settings, network: StreamNetwork, mode: str = 
     readings = deltars.read_table(settings, tables.READINGS, ["id", "sensor", "ts", "value"])
     readings = readings.sort_values("id")
     keys = readings["sensor"] if network.partition else pd.Series([""] * len(readings))
-    frames = [group_frame(str(group), NetworkState(network).step(readings_of(rows)), mode)
+    frames = [group_frame(str(group), NetworkState(network, _KEEP[mode]).step(readings_of(rows)),
+                          mode)
               for group, rows in readings.groupby(keys.values, sort=True)]
     frame = pd.concat(frames, ignore_index=True) if frames else group_frame(
         "", NetworkStep([], []), mode)

@@ -53,9 +53,12 @@ from aspen.streams.algebra import (
 )
 from aspen.streams.networks import StreamNetwork
 
-__all__ = ["NetworkState", "NetworkStep", "kept_readings"]
+__all__ = ["KEEPS", "NetworkState", "NetworkStep", "kept_readings"]
 
 _INF = math.inf
+#: What rows carry of their readings: the ids and covering intervals (Reduced-Eager), the
+#: intervals only (Replay-Lazy), or nothing (the same network without provenance).
+KEEPS = ("ids", "covering", "none")
 
 
 @dataclass
@@ -73,8 +76,11 @@ class NetworkState:
     Rows are kept whole (their attributes, provenance and cover), so a state is a few open
     windows and join partners per group, bounded by the windows' sizes and the lateness."""
 
-    def __init__(self, network: StreamNetwork) -> None:
+    def __init__(self, network: StreamNetwork, keep: str = "ids") -> None:
+        if keep not in KEEPS:
+            raise EngineError(f"a network state keeps one of {', '.join(KEEPS)}, not {keep!r}")
         self.network = network
+        self.keep = keep
         self.watermark = -_INF
         self.last_id = 0
         self.nodes: dict[str, dict[str, Any]] = {}  # stateful operator name → its state
@@ -121,12 +127,13 @@ class NetworkState:
         -inf
         """
         return json.dumps({"watermark": _number_out(self.watermark), "last_id": self.last_id,
-                           "nodes": self.nodes}, default=_row_out, separators=(",", ":"))
+                           "keep": self.keep, "nodes": self.nodes}, default=_row_out,
+                          separators=(",", ":"))
 
     @classmethod
     def from_json(cls, network: StreamNetwork, text: str) -> NetworkState:
         data = json.loads(text, object_hook=_row_in)
-        state = cls(network)
+        state = cls(network, data.get("keep", "ids"))
         state.watermark = _number_in(data["watermark"])
         state.last_id = data["last_id"]
         state.nodes = data["nodes"]
@@ -186,8 +193,10 @@ def _derive(row_id: Hashable, data: dict[str, Any], parents: Sequence[Row]) -> R
 
 
 def _stream(step: _Step, op: Stream) -> tuple[list[Row], float]:
+    keep = step.state.keep
     rows = [Row((op.name, r.id), {"sensor": r.sensor, "ts": r.ts, "value": r.value},
-                {op.name: frozenset({r.id})}, {op.name: (r.id, r.id)})
+                {op.name: frozenset({r.id})} if keep == "ids" else {},
+                {op.name: (r.id, r.id)} if keep != "none" else {})
             for r in step.inputs[op.name]]
     return rows, step.watermark
 
