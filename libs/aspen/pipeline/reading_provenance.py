@@ -115,6 +115,8 @@ def window_ids(settings: Settings, row: dict[str, Any],
                           "none)")
     if row["mode"] == "eager":
         return list(_decoded(settings, row, rule, sensor))
+    if isinstance(rule, ZoneRule):
+        return list(_zone_replayed(settings, row, rule))
     lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
     readings = _read(settings, tables.READINGS,
                      f"sensor = {sensor} AND id BETWEEN {lo} AND {hi}", ["id", "ts", "value"])
@@ -133,6 +135,48 @@ def window_ids(settings: Settings, row: dict[str, Any],
             f"the readings of {row['sensor']}'s window at {row['window_start']} could not be "
             "replayed")
     return list(ids)
+
+
+def _zone_replayed(settings: Settings, row: dict[str, Any], rule: ZoneRule) -> tuple[int, ...]:
+    """A Replay-Lazy zone decision's ids, rebuilt by replaying its zone's kept readings: first
+    those of its covering interval from an empty zone (Ariadne's replay: the hot sensors' count
+    windows lie inside it), and when that cannot confirm the decision (a sensor triggered
+    before the interval began, whose un-trigger the interval cannot see) every retained
+    reading of the zone up to the interval's end. The zone is its sensor's position now; a
+    decision the replay does not give back with the same interval (its sensor moved, or its
+    readings were purged) is refused."""
+    from aspen.streams.zones import ZoneReading, ZoneState, zone_of
+
+    if not deltars.table_exists(settings, "sensor"):
+        raise ProvenanceExpiredError("no sensor positions to replay a zone decision with")
+    positions = deltars.read_table(settings, "sensor", ["id", "x", "y"]).drop_duplicates("id")
+    zones = {str(i): zone_of(rule, float(x), float(y)) for i, x, y in
+             zip(positions["id"], positions["x"], positions["y"], strict=True)}
+    zone = zones.get(str(row["sensor"]))
+    members = sorted(s for s, z in zones.items() if z == zone)
+    lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
+    readings = _read(settings, tables.READINGS, f"sensor IN ({', '.join(map(_text, members))}) "
+                     f"AND id <= {hi}", ["id", "sensor", "ts", "value"]) if members else None
+    if readings is None or readings.empty:
+        raise ProvenanceExpiredError(f"the readings of {row['sensor']}'s zone are gone")
+    if deltars.table_exists(settings, READING_DROPS):
+        drops = _read(settings, READING_DROPS, f"rule = {_text(rule.name)} AND id <= {hi}",
+                      ["id"])
+        readings = readings[~readings["id"].isin(set(drops["id"]))]
+    ordered = readings.sort_values("id")
+    stream = [ZoneReading(int(i), str(s), _micros(ts), float(v)) for i, s, ts, v in
+              zip(ordered["id"], ordered["sensor"], ordered["ts"], ordered["value"], strict=True)]
+    at = _micros(row["window_end"])
+    for first in (lo, stream[0].id if stream else lo):
+        step = ZoneState().add_all(rule, [r for r in stream if r.id >= first])
+        for decision in step.decisions:
+            if (decision.sensor, decision.op, decision.ts_us) == (row["sensor"],
+                                                                  row["decision"], at) \
+                    and (decision.ids[0], decision.ids[-1]) == (lo, hi):
+                return decision.ids
+    raise ProvenanceExpiredError(
+        f"{row['sensor']}'s zone decision at {row['window_end']} cannot be rebuilt from the "
+        "retained readings (its sensor moved, or readings before it were purged)")
 
 
 def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule | ZoneRule,

@@ -142,12 +142,12 @@ def _sensor_advance(rule: TriggerRule, mode: str) -> Advance:
 
 
 def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
-                    state: ZoneState | None) -> pd.DataFrame:
+                    state: ZoneState | None, mode: str = "eager") -> pd.DataFrame:
     """One zone's micro-batch as output rows: each decision as a ``window`` row spanning the
-    alarm's ``within_s`` before it, with the ids behind it encoded (Reduced-Eager; a full set
-    each, no deltas: decisions of one zone belong to different sensors), and the drops. A zone
-    of ``""`` holds the readings of sensors without a position: all dropped as
-    ``unknown_sensor``.
+    alarm's ``within_s`` before it, with the covering interval of the ids behind it and, in
+    Reduced-Eager mode, the ids encoded (a full set each, no deltas: decisions of one zone
+    belong to different sensors), and the drops. A zone of ``""`` holds the readings of
+    sensors without a position: all dropped as ``unknown_sensor``.
 
     >>> rows = zone_step_frame(ZoneRule(count=1, sensors=1), "z0_0",
     ...                        [ZoneReading(1, "a", 0, 99.0)], ZoneState())
@@ -165,14 +165,17 @@ def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
         dropped, decisions = step.dropped, step.decisions
     span = round(rule.within_s * SECOND_US)
     for decision in decisions:
-        provenance = min(encode(decision.ids), encode(decision.ids, interval=True), key=len)
+        provenance = (min(encode(decision.ids), encode(decision.ids, interval=True), key=len)
+                      if mode == "eager" else None)
+        covered = mode != "none"
         rows.append({
             "kind": "window", "sensor": decision.sensor, "start_us": decision.ts_us - span,
             "end_us": decision.ts_us, "count": len(decision.ids),
             "total": decision.avg * len(decision.ids), "low": decision.avg,
-            "high": decision.avg, "decision": decision.op, "ids_lo": decision.ids[0],
-            "ids_hi": decision.ids[-1], "provenance": provenance,
-            "prov_base": decision.ts_us - span,
+            "high": decision.avg, "decision": decision.op,
+            "ids_lo": decision.ids[0] if covered else None,
+            "ids_hi": decision.ids[-1] if covered else None, "provenance": provenance,
+            "prov_base": None if provenance is None else decision.ts_us - span,
         })
     for reading, reason in dropped:
         rows.append({"kind": "drop", "sensor": reading.sensor, "id": reading.id,
@@ -181,7 +184,7 @@ def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
     return _typed(frame)
 
 
-def _zone_advance(rule: ZoneRule) -> Advance:
+def _zone_advance(rule: ZoneRule, mode: str = "eager") -> Advance:
     """A zone's step: its readings in id order through the zone rule (a :class:`ZoneState`);
     the zone ``""`` (sensors without a position) keeps no state."""
 
@@ -193,7 +196,7 @@ def _zone_advance(rule: ZoneRule) -> Advance:
         current = None
         if zone:
             current = ZoneState.from_json(text) if text is not None else ZoneState()
-        out = zone_step_frame(rule, zone, readings, current)
+        out = zone_step_frame(rule, zone, readings, current, mode)
         return out, None if current is None else current.to_json()
 
     return advance

@@ -148,13 +148,11 @@ def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | Non
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not deltars.table_exists(settings, tables.READINGS):
         raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
-    if isinstance(rule, ZoneRule) and mode != "eager":
-        raise ConfigError("a zone rule keeps Reduced-Eager provenance only (--provenance eager)")
     record_rule(settings, rule, mode)
     report = StreamReport(rule.name, mode)
     if isinstance(rule, ZoneRule):
         decided = (zone_frame(spark, settings, rule).groupBy("zone")
-                   .transformWithStateInPandas(_processor("zone", _zone_advance(rule)),
+                   .transformWithStateInPandas(_processor("zone", _zone_advance(rule, mode)),
                                                _OUTPUT_DDL, "Append", "None"))
     else:
         decided = (reading_frame(spark, settings).groupBy("sensor")

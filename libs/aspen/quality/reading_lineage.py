@@ -7,7 +7,8 @@ only their covering interval ``[ids_lo, ids_hi]``, the ids rebuilt by replaying 
 readings of the interval through the rule's windows with the readings the rule dropped left
 out — what :func:`aspen.pipeline.reading_provenance.window_ids` does, here over the frames the
 quality gate has already read instead of one query per window. A window rule's ids are readings
-of the window's sensor and time; a zone alarm's (Reduced-Eager only) span its zone's sensors.
+of the window's sensor and time; a zone alarm's span its zone's sensors (a Replay-Lazy zone
+decision is not replayed here: that reads its zone's history; a request does it).
 
 Housekeeping deletes old readings, a prefix of the ids: a window is checked when its readings
 are all retained (``ids_lo ≥`` the lowest retained id), a dropped reading when its id is.
@@ -37,6 +38,7 @@ from aspen.lake.tables import READINGS
 from aspen.pipeline.reading_tables import READING_DROPS, READING_RULES
 from aspen.quality.spec import CrossCheckResult
 from aspen.streams.rules import TriggerRule
+from aspen.streams.zones import ZoneRule
 
 if TYPE_CHECKING:
     import numpy as np
@@ -155,6 +157,8 @@ class WindowProblems:
 
     checked: int = 0
     past_retention: int = 0
+    #: Replay-Lazy zone decisions: replaying one reads its zone's history, left to a request
+    not_replayed: int = 0
     found: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, problem: str, window: str) -> None:
@@ -171,6 +175,8 @@ class WindowProblems:
         1 of 4 window(s) within retention: 1 not in readings, e.g. r/s1@2026-01-01T00:00:00Z
         """
         past = f" ({self.past_retention} past it)" if self.past_retention else ""
+        if self.not_replayed:
+            past += f" ({self.not_replayed} lazy zone decision(s) not replayed here)"
         if not self.found:
             return True, (f"{self.checked} window(s) within retention, each with its count of "
                           f"readings' ids in readings{past}")
@@ -249,7 +255,7 @@ class _Windows:
 
         rule = self.rules.get(str(row["rule"]))
         found = self.retained.by_sensor.get(str(row["sensor"]))
-        if not isinstance(rule, TriggerRule) or found is None:  # zone rules are eager only
+        if not isinstance(rule, TriggerRule) or found is None:  # lazy zone rows: skipped above
             return None
         ids, ts, values = found
         lo, hi = ids.searchsorted(int(row["ids_lo"]), "left"), ids.searchsorted(
@@ -278,6 +284,9 @@ def windows_in_readings(frame: pd.DataFrame,
     for row, start, end in zip(frame.to_dict("records"), starts, ends, strict=True):
         if retained.lowest is None or int(row["ids_lo"]) < retained.lowest:
             problems.past_retention += 1
+            continue
+        if row["mode"] == "lazy" and isinstance(windows.rules.get(str(row["rule"])), ZoneRule):
+            problems.not_replayed += 1
             continue
         problems.checked += 1
         label = _label(row, int(start))
