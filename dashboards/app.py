@@ -45,6 +45,7 @@ navigation = st.navigation(
         st.Page(HERE / "pages" / "what_if.py", title="What if"),
         st.Page(HERE / "pages" / "views.py", title="Views"),
         st.Page(HERE / "pages" / "sensors.py", title="Sensor readings"),
+        st.Page(HERE / "pages" / "networks.py", title="Stream networks"),
         st.Page(HERE / "pages" / "queries.py", title="Queries"),
         st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
         st.Page(HERE / "pages" / "internals.py", title="Internals"),

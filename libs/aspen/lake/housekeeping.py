@@ -39,8 +39,9 @@ __all__ = ["DEFAULT_READINGS_RETENTION_HOURS", "DEFAULT_RETAIN_HOURS", "RETAIN_H
 LEASE_TABLES = ("maintainer_lease", "log_writer_lease")
 #: The update log's tables, kept while holding the log writer lease.
 LOG_TABLES = ("updates", "quarantine", "ingest_files", "readings")
-#: The readings stream's tables.
-STREAM_TABLES = ("reading_windows", "reading_drops", "reading_rules")
+#: The tables of the readings stream and of stream networks.
+STREAM_TABLES = ("reading_windows", "reading_drops", "reading_rules", "network_outputs",
+                 "network_drops", "stream_networks")
 
 #: How long readings are kept by default (a week): provenance requests reach back this far.
 DEFAULT_READINGS_RETENTION_HOURS = 168.0
