@@ -1,5 +1,6 @@
 """spark-submit entry point: run a triggering rule over the new sensor readings and stop
-(Spark Structured Streaming, ``trigger(availableNow=True)``).
+(Spark Structured Streaming, ``trigger(availableNow=True)``), then every stream network the lake
+has run before (``aspen stream --network``), each over its new readings.
 
     spark-submit jobs/readings.py --lake LAKE [--provenance eager|lazy]
 
@@ -30,12 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the default rule over the readings; return the process exit code."""
+    """Run the default rule, then the lake's networks, over the readings; return the process
+    exit code."""
+    from aspen.pipeline.network_stream import run_recorded_networks
     from aspen.pipeline.reading_stream import run_reading_stream
 
     args = build_parser().parse_args(argv)
     return run_lake_job("readings", args, lambda spark, settings: [
-        run_reading_stream(spark, settings, mode=args.provenance).line()])
+        run_reading_stream(spark, settings, mode=args.provenance).line(),
+        *(report.line() for report in run_recorded_networks(spark, settings))])
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """A stream network on Spark Structured Streaming, end to end: one query with a selection, a
 projection computing a value, a union, sliding time windows, count windows sliding by two and
-a windowed join, run per sensor in Spark's state store over readings ingested in two files (a
-restart from the checkpoint between them); its outputs and drops equal the network run in
-process over the same readings, Replay-Lazy rebuilds exactly the readings Reduced-Eager keeps,
-and a micro-batch crashed in its sink reruns to the same tables."""
+a windowed join, run per sensor in Spark's state store over readings ingested in three files
+(restarts from the checkpoint between them; the last run as the pipeline's readings task runs
+every network the lake ran); its outputs and drops equal the network run in process over the
+same readings, Replay-Lazy rebuilds exactly the readings Reduced-Eager keeps, and a
+micro-batch crashed in its sink reruns to the same tables."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from aspen.errors import InjectedCrash
 from aspen.lake import deltars, tables
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline.network_provenance import explain_output
-from aspen.pipeline.network_stream import run_network_stream
+from aspen.pipeline.network_stream import run_network_stream, run_recorded_networks
 from aspen.pipeline.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, output_text, readings_of
 from aspen.settings import Settings
 from aspen.streams.incremental import NetworkState
@@ -59,7 +60,7 @@ def _files(tmp_path: Path) -> list[Path]:
         rows.append({"op": "insert", "relation": "reading", "sensor": sensor, "ts": ts,
                      "value": round(value, 2)})
     paths = []
-    for i, part in enumerate((rows[:130], rows[130:])):
+    for i, part in enumerate((rows[:100], rows[100:170], rows[170:])):
         path = tmp_path / f"readings-{i}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in part))
         paths.append(path)
@@ -88,13 +89,18 @@ def _streamed(lake: Settings, name: str) -> tuple[list, list]:
 
 def test_a_network_on_spark_equals_it_in_process_across_a_restart_in_both_modes(
         spark, lake: Settings, tmp_path: Path) -> None:
-    first, second = _files(tmp_path)
+    first, second, third = _files(tmp_path)
     ingest_files(lake, [first])
     for name, mode in (("net_eager", "eager"), ("net_lazy", "lazy")):
         assert run_network_stream(spark, lake, _network(name), mode).outputs > 0
     ingest_files(lake, [second])
     for name, mode in (("net_eager", "eager"), ("net_lazy", "lazy")):
         run_network_stream(spark, lake, _network(name), mode)  # from the checkpoint
+    ingest_files(lake, [third])
+    # as the pipeline's readings task does: every network the lake ran, in its mode
+    reports = run_recorded_networks(spark, lake)
+    assert sorted((r.network, r.mode) for r in reports) == [("net_eager", "eager"),
+                                                            ("net_lazy", "lazy")]
 
     expected, expected_drops = _in_process(lake, "net_eager")
     assert len(expected) > 20 and expected_drops

@@ -30,7 +30,8 @@ def test_the_maintained_lake_passes_and_the_results_are_recorded(lake_copy) -> N
     assert report.success, report.lines()
     assert report.batch_id == 1  # a lake without readings: their suites are skipped
     assert {o.table for o in report.skipped} == {
-        "readings", "reading_rules", "reading_windows", "reading_drops"}
+        "readings", "reading_rules", "reading_windows", "reading_drops",
+        "stream_networks", "network_outputs", "network_drops"}
     assert {o.table for o in report.outcomes if not o.skipped} == {
         "updates", "link", "sensor", "triggered", "region_seed", "variables",
         "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",

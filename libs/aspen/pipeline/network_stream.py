@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["NetworkReport", "network_checkpoint_uri", "run_network_stream"]
+__all__ = ["NetworkReport", "network_checkpoint_uri", "run_network_stream",
+           "run_recorded_networks"]
 
 
 def network_checkpoint_uri(settings: Settings, network: StreamNetwork) -> str:
@@ -121,3 +122,13 @@ def run_network_stream(spark: SparkSession, settings: Settings, network: StreamN
     if query.exception() is not None:
         raise query.exception()  # type: ignore[misc]
     return report
+
+
+def run_recorded_networks(spark: SparkSession, settings: Settings) -> list[NetworkReport]:
+    """Run every network this lake has run before (``stream_networks``), each in its recorded
+    mode, over what is new (``availableNow``): a network started once with ``aspen stream
+    --network`` keeps up with every run of the pipeline's readings task."""
+    from aspen.pipeline.network_tables import recorded_networks
+
+    return [run_network_stream(spark, settings, network, mode)
+            for network, mode in recorded_networks(settings)]

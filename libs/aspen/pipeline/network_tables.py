@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "NETWORK_DROPS", "NETWORK_OUTPUTS", "OUTPUT_DDL", "STREAM_NETWORKS", "group_frame",
-    "load_recorded_network", "output_id", "output_text", "record_network", "run_network_locally",
+    "load_recorded_network", "output_id", "output_text", "record_network", "recorded_networks",
+    "run_network_locally",
     "write_network_batch",
 ]
 
@@ -124,6 +125,16 @@ def load_recorded_network(settings: Settings, name: str) -> tuple[StreamNetwork,
     if found.empty:
         return None
     return load_network(found["definition"].iloc[0]), str(found["mode"].iloc[0])
+
+
+def recorded_networks(settings: Settings) -> list[tuple[StreamNetwork, str]]:
+    """Every network this lake ran, by name, with its mode."""
+    if not deltars.table_exists(settings, STREAM_NETWORKS):
+        return []
+    known = deltars.read_table(settings, STREAM_NETWORKS, ["name", "definition", "mode"])
+    known = known.sort_values("name").drop_duplicates("name")
+    return [(load_network(text), str(mode))
+            for text, mode in zip(known["definition"], known["mode"], strict=True)]
 
 
 def record_network(settings: Settings, network: StreamNetwork, mode: str) -> None:

@@ -1,8 +1,9 @@
 """Quality gates: Great Expectations 1.x suites over the lake, defined as code.
 
 One module per suite family: :mod:`aspen.quality.inputs` (the ``updates`` log and the base
-tables), :mod:`aspen.quality.views` (the nine view tables) and :mod:`aspen.quality.readings`
-(the sensor readings and the readings stream's rules, windows and drops).
+tables), :mod:`aspen.quality.views` (the nine view tables), :mod:`aspen.quality.readings`
+(the sensor readings and the readings stream's rules, windows and drops) and
+:mod:`aspen.quality.networks` (the stream networks' definitions, outputs and drops).
 :func:`run_expectations` reads every table with delta-rs, validates it with a GX pandas data
 source in an ephemeral context, adds Aspen's cross-table checks, writes ``expectation_results``
 and returns a :class:`QualityReport`; ``aspen check`` and ``jobs/expectations.py`` print it and

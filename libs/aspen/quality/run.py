@@ -2,15 +2,16 @@
 
 Tables are read with delta-rs (pandas) and validated with a GX pandas data source in an
 ephemeral context: no JVM. A missing table is skipped with a note, except a view table once a
-maintained batch is committed (the ledger has rows): then it is a failure; the readings tables
-are always optional (a lake need not have readings, nor run the readings stream). The outcomes
-replace the rows of the last committed batch in ``expectation_results``.
+maintained batch is committed (the ledger has rows): then it is a failure; the readings and
+stream networks' tables are always optional (a lake need not have readings, nor run the readings
+stream or a network). The outcomes replace the rows of the last committed batch in
+``expectation_results``.
 
 >>> from aspen.settings import Settings
 >>> import tempfile
 >>> report = run_expectations(Settings(lake=tempfile.mkdtemp()), write=False)
 >>> report.success, report.batch_id, len(report.skipped)
-(True, 0, 19)
+(True, 0, 22)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aspen.quality.inputs import INPUT_SUITES
+from aspen.quality.networks import NETWORK_SUITES
 from aspen.quality.outcome import SKIPPED_PREFIX, TABLE_EXISTS, TABLE_READABLE, Outcome
 from aspen.quality.readings import READING_SUITES
 from aspen.quality.report import QualityReport
@@ -34,8 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ALL_SUITES", "run_expectations", "check_table"]
 
-#: Every suite: inputs, views, then the readings and the readings stream's tables.
-ALL_SUITES: tuple[TableSuite, ...] = (*INPUT_SUITES, *VIEW_SUITES, *READING_SUITES)
+#: Every suite: inputs, views, the readings and the readings stream's tables, then the stream
+#: networks' tables.
+ALL_SUITES: tuple[TableSuite, ...] = (*INPUT_SUITES, *VIEW_SUITES, *READING_SUITES,
+                                      *NETWORK_SUITES)
 _SUITE_RAN = "aspen_suite_ran"
 
 
