@@ -24,7 +24,7 @@ from aspen.pipeline.network_tables import (
     record_network,
     write_network_batch,
 )
-from aspen.pipeline.reading_stream import ROCKSDB_PROVIDER, _processor, reading_frame
+from aspen.pipeline.reading_stream import _processor, reading_frame, run_query
 from aspen.pipeline.reading_tables import _KEEP, MODES
 from aspen.settings import Settings
 from aspen.streams.incremental import NetworkState
@@ -95,8 +95,6 @@ def run_network_stream(spark: SparkSession, settings: Settings, network: StreamN
     (``availableNow``), else a micro-batch every ``every_s`` seconds until ``timeout_s``."""
     from pyspark.sql import functions as F
 
-    from aspen.spark.session import temporary_conf
-
     if mode not in MODES:
         raise ConfigError(f"--provenance must be one of {', '.join(MODES)}, got {mode!r}")
     if not deltars.table_exists(settings, tables.READINGS):
@@ -111,16 +109,7 @@ def run_network_stream(spark: SparkSession, settings: Settings, network: StreamN
     writer = (emitted.writeStream.foreachBatch(_sink(settings, network, mode, report))
               .option("checkpointLocation", network_checkpoint_uri(settings, network))
               .queryName(f"network_{network.name}"))
-    writer = (writer.trigger(availableNow=True) if every_s is None
-              else writer.trigger(processingTime=f"{every_s:g} seconds"))
-    with temporary_conf(spark, {"spark.sql.streaming.stateStore.providerClass":
-                                ROCKSDB_PROVIDER}):
-        query = writer.start()
-    query.awaitTermination(timeout_s)
-    if query.isActive:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()  # type: ignore[misc]
+    run_query(spark, writer, every_s, timeout_s)
     return report
 
 

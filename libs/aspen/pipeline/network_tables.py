@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
 from aspen.pipeline.faults import crash_point
-from aspen.pipeline.reading_tables import _KEEP
+from aspen.pipeline.reading_rows import typed
+from aspen.pipeline.reading_tables import _KEEP, drops_arrow, replace_stream_batch
 from aspen.settings import Settings
 from aspen.streams.algebra import Reading, Row
 from aspen.streams.encoding import encode_per_stream
@@ -97,21 +98,7 @@ def group_frame(group: str, step: NetworkStep, mode: str,
         rows.append({"kind": "drop", "grp": group, "id": reading.id, "sensor": reading.sensor,
                      "ts_us": round(reading.ts * 1_000_000), "value": reading.value,
                      "reason": reason})
-    return _typed(pd.DataFrame(rows, columns=_COLUMNS))
-
-
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Pandas types Spark's Arrow conversion takes for ``OUTPUT_DDL`` (see
-    :func:`aspen.pipeline.reading_rows._typed`)."""
-    for column in OUTPUT_DDL.split(", "):
-        name, kind = column.split()
-        if kind == "BIGINT":
-            frame[name] = frame[name].astype("Int64")
-        elif kind == "DOUBLE":
-            frame[name] = frame[name].astype("float64")
-        else:
-            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
-    return frame
+    return typed(pd.DataFrame(rows, columns=_COLUMNS), OUTPUT_DDL)
 
 
 # --- the networks a lake ran -----------------------------------------------------------------
@@ -182,35 +169,6 @@ def _outputs_arrow(network: StreamNetwork, mode: str, frame: pd.DataFrame, strea
     })
 
 
-def _drops_arrow(network: StreamNetwork, frame: pd.DataFrame, stream_batch: int) -> pa.Table:
-    import pyarrow as pa
-
-    drops = frame[frame["kind"] == "drop"].sort_values("id")
-    return pa.table({
-        "network": pa.array([network.name] * len(drops), pa.string()),
-        "id": pa.array(drops["id"].astype("int64"), pa.int64()),
-        "sensor": pa.array(drops["sensor"], pa.string()),
-        "ts": pa.array(drops["ts_us"].astype("int64"), pa.timestamp("us", tz="UTC")),
-        "value": pa.array(drops["value"].astype(float), pa.float64()),
-        "reason": pa.array(drops["reason"], pa.string()),
-        "stream_batch": pa.array([stream_batch] * len(drops), pa.int64()),
-    })
-
-
-def _replace_batch(settings: Settings, name: str, network: str, rows: pa.Table,
-                   stream_batch: int) -> None:
-    """Replace micro-batch ``stream_batch``'s rows of ``network`` in table ``name`` by ``rows``
-    in one commit (a network's name is letters, digits and ``_``: safe in a predicate)."""
-    from deltalake import write_deltalake
-
-    if not deltars.table_exists(settings, name):
-        if rows.num_rows:
-            deltars.append_table(settings, name, rows)
-        return
-    write_deltalake(settings.table_uri(name), rows, mode="overwrite",
-                    predicate=f"stream_batch = {int(stream_batch)} AND network = '{network}'")
-
-
 def write_network_batch(settings: Settings, network: StreamNetwork, mode: str,
                         frame: pd.DataFrame, stream_batch: int) -> tuple[int, int]:
     """Write micro-batch ``stream_batch`` of ``network`` from ``frame``: its outputs and drops,
@@ -220,10 +178,11 @@ def write_network_batch(settings: Settings, network: StreamNetwork, mode: str,
     version = (deltars.table_version(settings, tables.READINGS)
                if deltars.table_exists(settings, tables.READINGS) else -1)
     outputs = _outputs_arrow(network, mode, frame, stream_batch, version)
-    drops = _drops_arrow(network, frame, stream_batch)
-    _replace_batch(settings, NETWORK_OUTPUTS, network.name, outputs, stream_batch)
+    drops = drops_arrow("network", network.name, frame, stream_batch)
+    replace_stream_batch(settings, NETWORK_OUTPUTS, outputs, stream_batch, "network",
+                         network.name)
     crash_point("network:after-outputs")
-    _replace_batch(settings, NETWORK_DROPS, network.name, drops, stream_batch)
+    replace_stream_batch(settings, NETWORK_DROPS, drops, stream_batch, "network", network.name)
     return outputs.num_rows, drops.num_rows
 
 

@@ -23,7 +23,7 @@ from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["StreamState", "step_frame", "zone_step_frame"]
+__all__ = ["StreamState", "step_frame", "typed", "zone_step_frame"]
 
 #: What the state function emits per sensor: windows, drops and decisions in one row type.
 _OUTPUT_DDL = (
@@ -104,14 +104,14 @@ def step_frame(sensor: str, step: RuleStep, state: StreamState) -> pd.DataFrame:
         rows.append({"kind": "drop", "sensor": sensor, "id": reading.id, "ts_us": reading.ts_us,
                      "value": reading.value, "reason": reason})
     frame = pd.DataFrame(rows, columns=[column.split()[0] for column in _OUTPUT_DDL.split(", ")])
-    return _typed(frame)
+    return typed(frame)
 
 
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with the pandas types Spark's Arrow conversion takes for ``_OUTPUT_DDL``:
-    nullable integers, and text and bytes as objects with None (a column of NaN declared a
-    string reaches Arrow chunked, which Spark's struct packing refuses)."""
-    for column in _OUTPUT_DDL.split(", "):
+def typed(frame: pd.DataFrame, ddl: str = _OUTPUT_DDL) -> pd.DataFrame:
+    """``frame`` with the pandas types Spark's Arrow conversion takes for the columns of
+    ``ddl``: nullable integers, and text and bytes as objects with None (a column of NaN
+    declared a string reaches Arrow chunked, which Spark's struct packing refuses)."""
+    for column in ddl.split(", "):
         name, kind = column.split()
         if kind == "BIGINT":
             frame[name] = frame[name].astype("Int64")
@@ -181,7 +181,7 @@ def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
         rows.append({"kind": "drop", "sensor": reading.sensor, "id": reading.id,
                      "ts_us": reading.ts_us, "value": reading.value, "reason": reason})
     frame = pd.DataFrame(rows, columns=[column.split()[0] for column in _OUTPUT_DDL.split(", ")])
-    return _typed(frame)
+    return typed(frame)
 
 
 def _zone_advance(rule: ZoneRule, mode: str = "eager") -> Advance:

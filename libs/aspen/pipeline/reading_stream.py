@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["ROCKSDB_PROVIDER", "StreamReport", "checkpoint_uri", "reading_frame",
-           "run_reading_stream", "zone_frame"]
+           "run_query", "run_reading_stream", "zone_frame"]
 
 def checkpoint_uri(settings: Settings, rule: Rule) -> str:
     """Where rule ``rule``'s streaming query keeps its offsets and state (under the lake root).
@@ -162,12 +162,22 @@ def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | Non
     writer = (decided.writeStream.foreachBatch(_sink(settings, rule, mode, report))
               .option("checkpointLocation", checkpoint_uri(settings, rule))
               .queryName(f"readings_{rule.name}"))
+    run_query(spark, writer, every_s, timeout_s)
+    return report
+
+
+def run_query(spark: SparkSession, writer: Any, every_s: float | None,
+              timeout_s: float | None) -> None:
+    """Start a stateful streaming query from ``writer`` (a ``DataStreamWriter``) on RocksDB and
+    wait: with ``every_s`` None until everything available is processed (``availableNow``),
+    else a micro-batch every ``every_s`` seconds until ``timeout_s`` passes; a query's failure
+    is raised here."""
+    from aspen.spark.session import temporary_conf
+
     if every_s is None:
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=f"{every_s:g} seconds")
-    from aspen.spark.session import temporary_conf
-
     with temporary_conf(spark, {"spark.sql.streaming.stateStore.providerClass":
                                 ROCKSDB_PROVIDER}):
         query = writer.start()
@@ -176,4 +186,3 @@ def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | Non
         query.stop()
     if query.exception() is not None:
         raise query.exception()  # type: ignore[misc]
-    return report

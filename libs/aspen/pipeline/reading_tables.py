@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MODES", "READING_DROPS", "READING_RULES", "READING_WINDOWS", "Rule", "decision_lines",
-    "load_rule", "record_rule", "rule_from_json", "write_micro_batch",
+    "drops_arrow", "load_rule", "record_rule", "replace_stream_batch", "rule_from_json",
+    "write_micro_batch",
 ]
 
 READING_WINDOWS = "reading_windows"
@@ -139,11 +140,18 @@ def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int
 
 def _drops_arrow(rule: Rule, frame: pd.DataFrame, stream_batch: int) -> pa.Table:
     """The ``reading_drops`` rows of one micro-batch."""
+    return drops_arrow("rule", rule.name, frame, stream_batch)
+
+
+def drops_arrow(owner_column: str, owner: str, frame: pd.DataFrame,
+                stream_batch: int) -> pa.Table:
+    """The dropped readings of one micro-batch (``kind == "drop"`` rows of ``frame``) as rows
+    of a drops table, each naming its rule or network (``owner_column`` = ``owner``)."""
     import pyarrow as pa
 
     drops = frame[frame["kind"] == "drop"].sort_values("id")
     return pa.table({
-        "rule": pa.array([rule.name] * len(drops), pa.string()),
+        owner_column: pa.array([owner] * len(drops), pa.string()),
         "id": pa.array(drops["id"].astype("int64"), pa.int64()),
         "sensor": pa.array(drops["sensor"], pa.string()),
         "ts": pa.array(drops["ts_us"].astype("int64"), pa.timestamp("us", tz="UTC")),
@@ -154,23 +162,26 @@ def _drops_arrow(rule: Rule, frame: pd.DataFrame, stream_batch: int) -> pa.Table
 
 
 def _replace_batch(settings: Settings, name: str, rows: pa.Table, stream_batch: int) -> None:
-    """Replace micro-batch ``stream_batch``'s rows of ``name`` by ``rows`` (one commit; a
-    rerun of the batch replaces what a crashed run wrote)."""
+    """Replace micro-batch ``stream_batch``'s rows of ``rows``' rule in ``name``."""
+    names = set(rows.column("rule").to_pylist())
+    replace_stream_batch(settings, name, rows, stream_batch, "rule",
+                         names.pop() if names else "")
+
+
+def replace_stream_batch(settings: Settings, name: str, rows: pa.Table, stream_batch: int,
+                         owner_column: str, owner: str) -> None:
+    """Replace micro-batch ``stream_batch``'s rows of ``owner`` (a rule or network: letters,
+    digits and ``_``, safe in a predicate) in table ``name`` by ``rows``, in one commit: a
+    rerun of the batch replaces what a crashed run wrote."""
     from deltalake import write_deltalake
 
     if not deltars.table_exists(settings, name):
-        if rows.num_rows == 0:
-            return
-        deltars.append_table(settings, name, rows)
+        if rows.num_rows:
+            deltars.append_table(settings, name, rows)
         return
     write_deltalake(settings.table_uri(name), rows, mode="overwrite",
-                    predicate=f"stream_batch = {int(stream_batch)} AND rule = '{rows_rule(rows)}'")
-
-
-def rows_rule(rows: pa.Table) -> str:
-    """The rule name of ``rows`` (a name is letters, digits and ``_``: safe in a predicate)."""
-    names = set(rows.column("rule").to_pylist())
-    return names.pop() if names else ""
+                    predicate=f"stream_batch = {int(stream_batch)} AND "
+                    f"{owner_column} = '{owner}'")
 
 
 def decision_lines(rule: Rule, frame: pd.DataFrame) -> bytes:

@@ -57,6 +57,7 @@ from aspen.streams.algebra import (
     Stream,
     TimeWindow,
     Union,
+    _children,
 )
 from aspen.streams.expressions import compile_expression, compile_predicate
 
@@ -304,12 +305,6 @@ def _walk(op: Network) -> list[Network]:
     for child in _children(op):
         found.extend(_walk(child))
     return found
-
-
-def _children(op: Network) -> tuple[Network, ...]:
-    if isinstance(op, Union | Join):
-        return (op.left, op.right)
-    return () if isinstance(op, Stream) else (op.child,)
 
 
 def _in_id_order(op: Network) -> bool:
