@@ -1,7 +1,8 @@
 """``aspen demo``: the whole pipeline on the embedded default, then what happened.
 
 Writes the demo inputs (100-node transit-stub topology, a churn stream with invalid records
-mixed in, a sensor grid) into the inbox next to the lake, runs the ``aspen_pipeline`` DAG once
+mixed in, a sensor grid and its readings) into the inbox next to the lake, records the demo's
+stream network (the readings task runs it beside the rule), runs the ``aspen_pipeline`` DAG once
 through Airflow's ``dag.test()`` (ingest → apply → maintain → expectations → publish, each a
 spark-submit job; the run's ``follower`` Param is off, so no follower is started and none is
 left running), verifies the views against from-scratch evaluation, and prints rows per
@@ -25,7 +26,8 @@ NOT_BUILT_YET: tuple[str, ...] = ()
 DEMO_RUN_FILES = ("topology.jsonl", "churn.jsonl", "sensors.jsonl", "readings.jsonl")
 
 TABLES = (
-    "updates", "quarantine", "readings", "reading_windows", "reading_drops", "link", "sensor",
+    "updates", "quarantine", "readings", "reading_windows", "reading_drops", "network_outputs",
+    "link", "sensor",
     "triggered", "region_seed", "variables",
     "apply_notes", "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",
     "shortest_cheapest_path", "active_region", "region_sizes", "largest_regions", "ledger",
@@ -42,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.generators.demo import write_demo_inputs
     from aspen.pipeline.airflow_run import run_pipeline_once
+    from aspen.pipeline.network_tables import record_network
+    from aspen.streams.networks import load_network
 
     local = settings.local_table_path("x")
     if local is None:
@@ -57,6 +61,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"1. wrote the demo inputs to {demo.directory} and put "
           + ", ".join(f"{p.name} ({demo.counts[p.name]} lines)" for p in staged)
           + f" in the inbox {inbox}; {demo.invalid_records} lines are invalid on purpose")
+    network = load_network(demo.network.read_text())
+    record_network(settings, network, "eager")  # the readings task then runs it too
+    print(f"   recorded the stream network {network.name} ({demo.network.name}): the pipeline's "
+          "readings task runs it beside the triggering rule")
     print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → readings → "
           "apply → maintain → expectations → publish, each through spark-submit); this takes a "
           "few minutes …", flush=True)
@@ -98,6 +106,7 @@ def _report(settings: Settings) -> None:
     print(f"   aspen {lake} explain reachable s0.0.0.1 t0.2 --limit 3")
     print(f"   aspen {lake} what-if --delete link:t0.0:t0.1")
     print(f"   aspen {lake} explain triggered s0   # the readings behind a sensor's state")
+    print(f"   aspen {lake} explain network demo_spikes   # the stream network's latest outputs")
     print(f"   aspen {lake} dashboard      # then open http://127.0.0.1:8501")
     if NOT_BUILT_YET:
         print("7. not built yet:")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from aspen.errors import ConfigError
 from aspen.generators.invalid import INVALID_KINDS, inject_invalid
-from aspen.generators.readings import reading_stream
+from aspen.generators.readings import DEMO_NETWORK, reading_stream
 from aspen.generators.records import iso_time, parse_time
 from aspen.generators.sensors import sensor_grid
 from aspen.generators.topology import TransitStubParams, transit_stub
@@ -61,6 +61,7 @@ class DemoInputs:
     counts: dict[str, int]  # lines per file name
     invalid_records: int
     manifest: Path
+    network: Path  # a stream network over the readings (JSON), for aspen stream --network
 
 
 #: Link tuples per node of the demo topology (see the module docstring).
@@ -109,6 +110,8 @@ def write_demo_inputs(
         ("sensors_untrigger.jsonl", untrigger),
     ]
     counts = {name: write_jsonl(items, directory / name) for name, items in contents}
+    network = directory / "network.json"
+    network.write_text(json.dumps(DEMO_NETWORK, indent=2) + "\n", encoding="utf-8")
     manifest = directory / "manifest.json"
     description = {
         "seed": seed,
@@ -125,4 +128,5 @@ def write_demo_inputs(
         counts,
         len(INVALID_KINDS),
         manifest,
+        network,
     )

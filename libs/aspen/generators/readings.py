@@ -22,13 +22,24 @@ from collections.abc import Collection
 from aspen.generators.records import iso_time
 from aspen.generators.sensors import SensorGrid
 
-__all__ = ["COOL_LEVEL", "HOT_LEVEL", "reading_stream"]
+__all__ = ["COOL_LEVEL", "DEMO_NETWORK", "HOT_LEVEL", "reading_stream"]
 
 #: The level a hot sensor reads around, and a cool one (the default rule's threshold is 90).
 HOT_LEVEL = 96.0
 COOL_LEVEL = 70.0
 #: How far a reading strays from its level (uniform), well inside the margin to 90.
 SPREAD = 4.0
+
+#: The demo's stream network (:mod:`aspen.streams.networks`): per sensor, its spikes (readings
+#: above 95) counted over one-minute windows sliding by 30 s, with the highest one.
+DEMO_NETWORK: dict[str, object] = {
+    "name": "demo_spikes", "lateness_s": 30.0,
+    "query": {"aggregate": {"select": {"stream": "readings"}, "where": "value > 95",
+                            "name": "spike"},
+              "window": {"seconds": 60, "slide": 30},
+              "functions": ["count(value) AS spikes", "max(value) AS peak"],
+              "name": "spikes_per_minute"},
+}
 
 
 def reading_stream(grid: SensorGrid, hot: Collection[str], *, start: float, minutes: float = 4,

@@ -177,6 +177,27 @@ def test_demo_writes_the_input_set(tmp_path: Path, capsys: pytest.CaptureFixture
     # the default rule over the readings triggers exactly the sensors sensors.jsonl triggers
     triggered = {r["id"] for r in sensors if r["relation"] == "triggered"}
     assert _rule_triggers(read_jsonl(out / "readings.jsonl")) == triggered
+    # the demo's stream network counts spikes (> 95): only hot sensors have any
+    assert _network_groups(out / "network.json", read_jsonl(out / "readings.jsonl")) <= triggered
+
+
+def _network_groups(path: Path, readings: list[dict]) -> set[str]:
+    """The sensors with an output of the network in ``path`` over ``readings``."""
+    from aspen.lake.validation import validate_record
+    from aspen.streams.algebra import Reading
+    from aspen.streams.incremental import NetworkState
+    from aspen.streams.networks import load_network
+
+    network = load_network(path.read_text())
+    groups: dict[str, list[Reading]] = {}
+    for number, raw in enumerate(readings, start=1):
+        record = validate_record(raw)
+        groups.setdefault(record.sensor, []).append(
+            Reading(number, record.sensor, record.ts.timestamp(), record.value))
+    found = {sensor for sensor, rows in groups.items()
+             if NetworkState(network).step(rows).outputs}
+    assert found, "the demo network should have outputs"
+    return found
 
 
 def _rule_triggers(readings: list[dict]) -> set[str]:
