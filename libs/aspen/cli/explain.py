@@ -139,9 +139,15 @@ def _triggered(args: argparse.Namespace, settings: Settings) -> int:
 def _network(args: argparse.Namespace, settings: Settings) -> int:
     """``aspen explain network NAME [OUTPUT]``: a stream network's latest outputs, or the
     readings behind one of them."""
+    import shlex
+
     from aspen.cli._output import printable
     from aspen.errors import ConfigError
-    from aspen.pipeline.network_provenance import explain_output, latest_outputs
+    from aspen.pipeline.network_provenance import (
+        attribute_words,
+        explain_output,
+        latest_outputs,
+    )
 
     if len(args.key) not in (1, 2):
         raise ConfigError("aspen explain network takes a network's name and, optionally, an "
@@ -151,9 +157,9 @@ def _network(args: argparse.Namespace, settings: Settings) -> int:
         if args.format == "json":
             print(json.dumps(latest, indent=1))
             return 0
-        for item in latest:
-            print(printable(f"{item['output']}  " + ", ".join(
-                f"{k} = {v}" for k, v in item["data"].items())))
+        for item in latest:  # the id quoted for the shell: pass it back to explain one output
+            print(printable(shlex.quote(item["output"])))
+            print(printable(f"    {attribute_words(item['data'])}"))
         return 0
     explained = explain_output(settings, args.key[0], args.key[1])
     if args.format == "json":

@@ -36,7 +36,8 @@ from aspen.streams.networks import StreamNetwork
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["OutputExplanation", "explain_output", "latest_outputs", "output_ids"]
+__all__ = ["OutputExplanation", "attribute_words", "explain_output", "latest_outputs",
+           "output_ids"]
 
 
 @dataclass
@@ -59,11 +60,34 @@ class OutputExplanation:
 
     def lines(self) -> list[str]:
         out = [f"{self.network} output {self.output} ({self.mode} provenance): "
-               + ", ".join(f"{k} = {v}" for k, v in self.data.items())]
+               + attribute_words(self.data)]
         for stream, rows in self.readings.items():
             out.append(f"  stream {stream}: {len(rows)} reading(s)")
-            out.extend(f"    reading {i}  {s}  ts {t:.6f}  value {v:g}" for i, s, t, v in rows)
+            out.extend(f"    reading {i}  {s}  {_moment(t)}  {v:g}" for i, s, t, v in rows)
         return out
+
+
+#: Attributes that hold event times (seconds since the epoch) in a network's outputs.
+TIME_ATTRIBUTES = ("ts", "start", "end", "r_ts")
+
+
+def _moment(seconds: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def attribute_words(data: dict[str, Any]) -> str:
+    """An output's attributes as ``name = value``, event times as UTC times.
+
+    >>> attribute_words({"sensor": "s1", "start": 60.0, "avg_value": 91.5})
+    'sensor = s1, start = 1970-01-01 00:01:00.000000, avg_value = 91.5'
+    """
+    def word(name: str, value: Any) -> str:
+        timed = name in TIME_ATTRIBUTES and isinstance(value, int | float)
+        return f"{name} = {_moment(value) if timed else value}"
+
+    return ", ".join(word(name, value) for name, value in data.items())
 
 
 def _network(settings: Settings, name: str) -> tuple[StreamNetwork, str]:
