@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
 from aspen.pipeline.faults import crash_point
-from aspen.pipeline.reading_rows import typed
+from aspen.pipeline.reading_rows import frame_of
 from aspen.pipeline.reading_tables import _KEEP, drops_arrow, replace_stream_batch
 from aspen.settings import Settings
 from aspen.streams.algebra import Reading, Row
@@ -81,7 +81,6 @@ def group_frame(group: str, step: NetworkStep, mode: str,
                 outputs: list[Row] | None = None) -> pd.DataFrame:
     """One group's step as the rows its stateful operator emits (columns of ``OUTPUT_DDL``);
     ``outputs`` replaces the step's outputs (a final flush)."""
-    import pandas as pd
 
     rows: list[dict[str, Any]] = []
     for out in step.outputs if outputs is None else outputs:
@@ -98,7 +97,7 @@ def group_frame(group: str, step: NetworkStep, mode: str,
         rows.append({"kind": "drop", "grp": group, "id": reading.id, "sensor": reading.sensor,
                      "ts_us": round(reading.ts * 1_000_000), "value": reading.value,
                      "reason": reason})
-    return typed(pd.DataFrame(rows, columns=_COLUMNS), OUTPUT_DDL)
+    return frame_of(rows, OUTPUT_DDL)
 
 
 # --- the networks a lake ran -----------------------------------------------------------------
