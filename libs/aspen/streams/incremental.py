@@ -126,17 +126,17 @@ class NetworkState:
         >>> NetworkState.from_json(net, NetworkState(net).to_json()).watermark
         -inf
         """
+        nodes = {name: _node_out(node) for name, node in self.nodes.items()}
         return json.dumps({"watermark": _number_out(self.watermark), "last_id": self.last_id,
-                           "keep": self.keep, "nodes": self.nodes}, default=_row_out,
-                          separators=(",", ":"))
+                           "keep": self.keep, "nodes": nodes}, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, network: StreamNetwork, text: str) -> NetworkState:
-        data = json.loads(text, object_hook=_row_in)
+        data = json.loads(text)
         state = cls(network, data.get("keep", "ids"))
         state.watermark = _number_in(data["watermark"])
         state.last_id = data["last_id"]
-        state.nodes = data["nodes"]
+        state.nodes = {name: _node_in(node) for name, node in data["nodes"].items()}
         return state
 
 
@@ -332,32 +332,49 @@ def _number_in(value: float | str) -> float:
     return float(value)
 
 
-def _row_out(value: Any) -> Any:
-    if isinstance(value, Row):
-        return {"~row": [_tagged(value.id), value.data,
-                         {s: sorted(ids) for s, ids in value.prov.items()},
-                         {s: list(c) for s, c in value.cov.items()}]}
-    raise TypeError(f"cannot keep {type(value).__name__} in a network's state")
+# A row is kept as [id, attributes, {stream: ids}, {stream: [lo, hi]}]; ids nest tuples, which
+# JSON writes as lists (an id never holds a list, so every list in it was a tuple). A time
+# window node keeps each row once, its windows naming rows by position: with sliding windows a
+# row lies in size/slide windows.
+
+def _row_out(row: Row) -> list[Any]:
+    return [row.id, row.data, {s: sorted(ids) for s, ids in row.prov.items()}, row.cov]
 
 
-def _tagged(value: Any) -> Any:
-    """Tuples (row ids nest them) as tagged lists, so they come back as tuples."""
-    if isinstance(value, tuple):
-        return {"~t": [_tagged(v) for v in value]}
-    return value
+def _tupled(value: Any) -> Any:
+    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
 
-def _untagged(value: Any) -> Any:
-    if isinstance(value, dict) and "~t" in value:
-        return tuple(_untagged(v) for v in value["~t"])
-    return value
+def _row_in(item: list[Any]) -> Row:
+    row_id, data, prov, cov = item
+    return Row(_tupled(row_id), data, {s: frozenset(ids) for s, ids in prov.items()},
+               {s: (c[0], c[1]) for s, c in cov.items()})
 
 
-def _row_in(obj: dict[str, Any]) -> Any:
-    if "~row" in obj:
-        row_id, data, prov, cov = obj["~row"]
-        return Row(_untagged(row_id), data, {s: frozenset(ids) for s, ids in prov.items()},
-                   {s: (c[0], c[1]) for s, c in cov.items()})
-    if "~t" in obj:
-        return tuple(obj["~t"])
-    return obj
+def _node_out(node: dict[str, Any]) -> dict[str, Any]:
+    if "open" in node:  # time windows: [key, start, members]
+        position: dict[Hashable, int] = {}
+        rows: list[list[Any]] = []
+        windows = []
+        for key, start, members in node["open"]:
+            for row in members:
+                if row.id not in position:
+                    position[row.id] = len(rows)
+                    rows.append(_row_out(row))
+            windows.append([key, start, [position[row.id] for row in members]])
+        return {"rows": rows, "open": windows}
+    if "keys" in node:  # count windows: [key, rows seen, [[index, row], …]]
+        return {"keys": [[key, seen, [[i, _row_out(row)] for i, row in buffer]]
+                         for key, seen, buffer in node["keys"]]}
+    return {part: [_row_out(row) for row in rows] for part, rows in node.items()}  # a join
+
+
+def _node_in(node: dict[str, Any]) -> dict[str, Any]:
+    if "open" in node:
+        rows = [_row_in(item) for item in node["rows"]]
+        return {"open": [[key, start, [rows[i] for i in members]]
+                         for key, start, members in node["open"]]}
+    if "keys" in node:
+        return {"keys": [[key, seen, [[i, _row_in(item)] for i, item in buffer]]
+                         for key, seen, buffer in node["keys"]]}
+    return {part: [_row_in(item) for item in rows] for part, rows in node.items()}
