@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,12 +59,14 @@ from aspen.streams.algebra import (
     Union,
     _children,
 )
-from aspen.streams.expressions import compile_expression, compile_predicate
+from aspen.streams.expressions import attributes_of, compile_expression, compile_predicate
 
 __all__ = ["DEFAULT_STREAM", "StreamNetwork", "load_network", "parse_network"]
 
 #: The input stream a network gets when it names none: every reading.
 DEFAULT_STREAM = "readings"
+#: What a stream's rows hold; a stream's predicate may also read the reading's ``id``.
+ROW_ATTRIBUTES = frozenset({"sensor", "ts", "value"})
 _OPERATORS = ("stream", "select", "project", "union", "aggregate", "join")
 _FUNCTION = re.compile(r"^\s*(avg|min|max|count|sum)\s*\(\s*(\w+)\s*\)(?:\s+as\s+(\w+))?\s*$",
                        re.IGNORECASE)
@@ -124,6 +126,11 @@ def parse_network(spec: Mapping[str, Any]) -> StreamNetwork:
                  "query": builder.canonical[id(query)]}
     predicates = {stream: _compiled(name, compile_predicate, sql)
                   for stream, sql in sorted(streams.items())}
+    for stream, sql in streams.items():
+        unknown = sorted(attributes_of(sql) - ROW_ATTRIBUTES - {"id"})
+        if unknown:
+            raise ConfigError(f"network '{name}': stream {stream!r} reads {', '.join(unknown)}; "
+                              "a reading has id, sensor, ts and value")
     return StreamNetwork(name, predicates, query, float(lateness), _partition(query), canonical)
 
 
@@ -154,6 +161,7 @@ class _Builder:
         self.counts: dict[str, int] = {}
         self.names: set[str] = set()
         self.canonical: dict[int, dict[str, Any]] = {}
+        self.attributes: dict[int, frozenset[str]] = {}  # each operator's output attributes
 
     def fail(self, message: str) -> ConfigError:
         return ConfigError(f"network '{self.network}': {message}")
@@ -194,17 +202,32 @@ class _Builder:
                             f"({', '.join(sorted(self.streams))})")
         op = Stream(node["stream"])
         self.canonical[id(op)] = {"stream": op.name}
+        self.attributes[id(op)] = ROW_ATTRIBUTES
         return op
 
     def _child(self, node: Any) -> tuple[Network, dict[str, Any]]:
         child = self.build(node)
         return child, self.canonical[id(child)]
 
+    def _reads(self, user: str, child: Network, needed: Iterable[str]) -> frozenset[str]:
+        """Check that ``user`` reads only attributes ``child``'s rows have; those attributes."""
+        have = self.attributes[id(child)]
+        missing = sorted(set(needed) - have - {None})  # type: ignore[arg-type]
+        if missing:
+            raise self.fail(f"{user} reads {', '.join(missing)}, which its input rows lack "
+                            f"(they have {', '.join(sorted(have))})")
+        return have
+
+    def _typed(self, op: Network, attributes: Iterable[str]) -> Network:
+        self.attributes[id(op)] = frozenset(attributes)
+        return op
+
     def _select(self, node: Mapping[str, Any], name: str) -> tuple[Network, dict[str, Any]]:
         self._allowed(node, "select", "where")
         child, inner = self._child(node["select"])
         predicate = _compiled(self.network, compile_predicate, node.get("where"))
-        return (Select(child, lambda row: predicate(row.data), name),
+        have = self._reads(f"selection {name!r}", child, attributes_of(node["where"]))
+        return (self._typed(Select(child, lambda row: predicate(row.data), name), have),
                 {"select": inner, "where": node["where"]})
 
     def _project(self, node: Mapping[str, Any], name: str) -> tuple[Network, dict[str, Any]]:
@@ -217,10 +240,13 @@ class _Builder:
         for out, sql in columns.items():
             if isinstance(sql, str) and re.fullmatch(r"\s*\w+\s*", sql):
                 built[out] = sql.strip()  # a plain attribute: kept as it is
+                self._reads(f"projection {name!r}", child, [sql.strip()])
             else:
                 function = _compiled(self.network, compile_expression, sql)
                 built[out] = lambda row, f=function: f(row.data)
-        return Project(child, built, name), {"project": inner, "columns": dict(columns)}
+                self._reads(f"projection {name!r}", child, attributes_of(sql))
+        return (self._typed(Project(child, built, name), built),
+                {"project": inner, "columns": dict(columns)})
 
     def _union(self, node: Mapping[str, Any], name: str) -> tuple[Network, dict[str, Any]]:
         self._allowed(node, "union")
@@ -230,7 +256,9 @@ class _Builder:
         (left, one), (right, two) = self._child(parts[0]), self._child(parts[1])
         for side in (left, right):
             self._needs_time(side, f"union {name!r}")
-        return Union(left, right, name), {"union": [one, two]}
+        both = self.attributes[id(left)] & self.attributes[id(right)]  # what every row has
+        return (self._typed(Union(left, right, name), both),
+                {"union": [one, two]})
 
     def _join(self, node: Mapping[str, Any], name: str) -> tuple[Network, dict[str, Any]]:
         self._allowed(node, "join", "within_s", "key")
@@ -244,7 +272,10 @@ class _Builder:
         for side in (left, right):
             self._needs_time(side, f"join {name!r}")
         key = node.get("key", "sensor")
-        return (Join(left, right, float(within), key, name),
+        left_has = self._reads(f"join {name!r}", left, [key, "ts"])
+        right_has = self._reads(f"join {name!r}", right, [key, "ts"])
+        return (self._typed(Join(left, right, float(within), key, name),
+                            left_has | {f"r_{a}" for a in right_has}),
                 {"join": [one, two], "within_s": float(within), "key": key})
 
     def _aggregate(self, node: Mapping[str, Any], name: str) -> tuple[Network, dict[str, Any]]:
@@ -268,10 +299,14 @@ class _Builder:
             fn, attr, out = match.groups()
             aggs.append((fn.lower(), attr, out) if out else (fn.lower(), attr))
         key = node.get("key", "sensor")
+        self._reads(f"aggregation {name!r}", child, [key, "ts", *(agg[1] for agg in aggs)])
         try:
             op = Aggregate(child, window, tuple(aggs), key, name)
         except ConfigError as error:
             raise self.fail(str(error)) from None
+        times = ("start", "end", "ts") if isinstance(window, TimeWindow) else ("ts",)
+        self._typed(op, [*([] if key is None else [key]), *times,
+                         *(agg[2] if len(agg) == 3 else f"{agg[0]}_{agg[1]}" for agg in aggs)])
         return op, {"aggregate": inner, "window": node["window"], "functions": list(functions),
                     "key": key}
 

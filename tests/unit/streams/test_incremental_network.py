@@ -224,6 +224,14 @@ def test_ids_must_ascend_within_a_group() -> None:
     ({"join": [{"stream": "readings"}], "within_s": 1}, "two operators"),
     ({"select": {"stream": "readings"}, "where": "value > 1", "name": "readings"}, "taken"),
     ({"stream": "readings", "where": "x"}, "unknown field"),
+    ({"select": {"stream": "readings"}, "where": "temp > 1"}, "reads temp, which its input"),
+    ({"aggregate": {"stream": "readings"}, "window": {"seconds": 2},
+      "functions": ["max(humidity)"]}, "reads humidity"),
+    ({"select": {"aggregate": {"stream": "readings"}, "window": {"seconds": 2}},
+      "where": "value > 1"}, "reads value"),  # the window's output is avg_value
+    ({"join": [{"stream": "readings"}, {"aggregate": {"stream": "readings"},
+                                        "window": {"seconds": 2}, "key": None}],
+      "within_s": 1}, "reads sensor"),
 ])
 def test_networks_the_stream_cannot_run_are_refused_with_a_reason(query, message) -> None:
     with pytest.raises(ConfigError, match=message):
