@@ -239,7 +239,8 @@ def _a_reading_of_another_stream(readings: pd.DataFrame) -> Callable[[pd.DataFra
     """Adds to an eager output's ids a reading of its sensor within its interval that its
     input stream (``value > 30``) does not select."""
     def change(frame: pd.DataFrame) -> pd.DataFrame:
-        for row in frame[frame["network"] == "warm_eager"].index:
+        full = frame["prov_base"].isna()  # an output whose ids are a full set, not a delta
+        for row in frame[(frame["network"] == "warm_eager") & full].index:
             ids = set(decode_per_stream(frame.at[row, "provenance"])["warm"])
             cold = readings[(readings["sensor"] == frame.at[row, "grp"])
                             & readings["id"].between(min(ids), max(ids))

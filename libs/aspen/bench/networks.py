@@ -123,7 +123,7 @@ def _run(spec: dict[str, Any], batches: list[dict[str, list[Reading]]],
             t1 = clock()
             step = state.step(readings)
             t2 = clock()
-            frame = group_frame(group, step, mode)
+            frame = group_frame(group, step, state.encoder)
             t3 = clock()
             states[group] = text = state.to_json()
             t4 = clock()

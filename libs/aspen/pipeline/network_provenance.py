@@ -105,7 +105,7 @@ def output_ids(settings: Settings, network: StreamNetwork, row: dict[str, Any]
         raise ConfigError(f"network '{network.name}' keeps no provenance (it ran with "
                           "--provenance none)")
     if row["mode"] == "eager":
-        return decode_per_stream(bytes(row["provenance"]))
+        return _decoded(settings, network, row)
     cover = {stream: (int(lo), int(hi)) for stream, (lo, hi) in json.loads(row["cover"]).items()}
     stored = _stored_context(settings, network, row)
     target = output_id(row["output"])
@@ -138,6 +138,22 @@ def _replayed_from_start(settings: Settings, network: StreamNetwork, row: dict[s
             f"{row['output']} cannot be rebuilt from the retained readings (a count window "
             "whose earlier readings were purged)")
     return {stream: tuple(sorted(ids)) for stream, ids in rebuilt.prov.items()}
+
+
+def _decoded(settings: Settings, network: StreamNetwork,
+             row: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """A Reduced-Eager output's ids: a stream written as a delta is decoded against the full
+    set its base output (``prov_base``) carries for that stream; deltas are never chained."""
+    bases: dict[str, tuple[int, ...]] = {}
+    named = json.loads(row["prov_base"]) if row.get("prov_base") else {}
+    for stream, base in named.items():
+        found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network.name)} AND "
+                      f"output = {_text(base)}", ["provenance"])
+        if found.empty:
+            raise ProvenanceExpiredError(f"the full id set {row['output']} is encoded against "
+                                         f"({base}) is missing from {NETWORK_OUTPUTS}")
+        bases[stream] = decode_per_stream(bytes(found["provenance"].iloc[0]))[stream]
+    return decode_per_stream(bytes(row["provenance"]), bases)
 
 
 def _stored_context(settings: Settings, network: StreamNetwork,

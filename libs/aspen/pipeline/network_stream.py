@@ -72,7 +72,7 @@ def _advance(definition: str, mode: str):
         state = (NetworkState.from_json(network, text) if text
                  else NetworkState(network, _KEEP[mode]))
         readings = [r for frame in frames for r in readings_of(frame)]
-        return group_frame(group, state.step(readings), mode), state.to_json()
+        return group_frame(group, state.step(readings), state.encoder), state.to_json()
 
     return advance
 

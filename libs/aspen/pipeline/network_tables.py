@@ -7,7 +7,8 @@ tables, each replacing what a crashed run of the same micro-batch wrote (``strea
   as JSON), ``grp`` (the group it ran in: a sensor, or ``""``), ``ts``, its attributes
   (``data``, JSON), the covering interval of its readings' ids per input stream (``cover``,
   JSON; ``ids_lo``/``ids_hi`` their hull), and in Reduced-Eager mode the ids themselves
-  (``provenance``, :func:`aspen.streams.encoding.encode_per_stream`);
+  (``provenance``, per stream full or as a delta against the output ``prov_base`` names:
+  :class:`aspen.streams.encoding.PerStreamEncoder`);
 - ``network_drops``: every reading a group dropped, with its reason.
 
 ``stream_networks`` binds a network's name to its definition and provenance mode.
@@ -25,8 +26,8 @@ from aspen.pipeline.faults import crash_point
 from aspen.pipeline.reading_rows import frame_of
 from aspen.pipeline.reading_tables import _KEEP, drops_arrow, replace_stream_batch
 from aspen.settings import Settings
-from aspen.streams.algebra import Reading, Row
-from aspen.streams.encoding import encode_per_stream
+from aspen.streams.algebra import Reading
+from aspen.streams.encoding import PerStreamEncoder
 from aspen.streams.incremental import NetworkState, NetworkStep
 from aspen.streams.networks import StreamNetwork, load_network
 
@@ -50,8 +51,8 @@ STREAM_NETWORKS = "stream_networks"
 #: What a group emits per micro-batch: outputs and drops in one row type.
 OUTPUT_DDL = (
     "kind STRING, output STRING, grp STRING, ts DOUBLE, data STRING, cover STRING, "
-    "ids_lo BIGINT, ids_hi BIGINT, provenance BINARY, id BIGINT, sensor STRING, ts_us BIGINT, "
-    "value DOUBLE, reason STRING"
+    "ids_lo BIGINT, ids_hi BIGINT, provenance BINARY, prov_base STRING, id BIGINT, "
+    "sensor STRING, ts_us BIGINT, value DOUBLE, reason STRING"
 )
 _COLUMNS = [column.split()[0] for column in OUTPUT_DDL.split(", ")]
 
@@ -77,21 +78,24 @@ def output_id(text: str) -> Hashable:
     return tupled(json.loads(text))
 
 
-def group_frame(group: str, step: NetworkStep, mode: str,
-                outputs: list[Row] | None = None) -> pd.DataFrame:
+def group_frame(group: str, step: NetworkStep, encoder: PerStreamEncoder | None = None
+                ) -> pd.DataFrame:
     """One group's step as the rows its stateful operator emits (columns of ``OUTPUT_DDL``);
-    ``outputs`` replaces the step's outputs (a final flush)."""
-
+    with the group's ``encoder`` (Reduced-Eager), each output's ids per input stream, in the
+    order the outputs are written, full or as a delta whose base output ``prov_base`` names."""
     rows: list[dict[str, Any]] = []
-    for out in step.outputs if outputs is None else outputs:
+    for out in step.outputs:
         cover = {stream: list(pair) for stream, pair in out.cov.items()}
+        provenance, bases = (None, {}) if encoder is None else encoder.encode(out.prov, out.id)
         rows.append({
             "kind": "output", "output": output_text(out.id), "grp": group,
             "ts": float(out.data.get("ts", "nan")), "data": json.dumps(dict(out.data)),
             "cover": json.dumps(cover),
             "ids_lo": min((lo for lo, _hi in out.cov.values()), default=None),
             "ids_hi": max((hi for _lo, hi in out.cov.values()), default=None),
-            "provenance": encode_per_stream(out.prov) if mode == "eager" else None,
+            "provenance": provenance,
+            "prov_base": json.dumps({s: output_text(b) for s, b in bases.items()})
+            if bases else None,
         })
     for reading, reason in step.dropped:
         rows.append({"kind": "drop", "grp": group, "id": reading.id, "sensor": reading.sensor,
@@ -162,6 +166,8 @@ def _outputs_arrow(network: StreamNetwork, mode: str, frame: pd.DataFrame, strea
         "ids_hi": pa.array(out["ids_hi"].astype("Int64"), pa.int64()),
         "provenance": pa.array([None if p is None else bytes(p) for p in provenance],
                                pa.binary()),
+        "prov_base": pa.array(out["prov_base"] if mode == "eager" else [None] * count,
+                              pa.string()),
         "mode": pa.array([mode] * count, pa.string()),
         "stream_batch": pa.array([stream_batch] * count, pa.int64()),
         "readings_version": pa.array([readings_version] * count, pa.int64()),
@@ -210,9 +216,10 @@ def run_network_locally(settings: Settings, network: StreamNetwork, mode: str = 
     readings = deltars.read_table(settings, tables.READINGS, ["id", "sensor", "ts", "value"])
     readings = readings.sort_values("id")
     keys = readings["sensor"] if network.partition else pd.Series([""] * len(readings))
-    frames = [group_frame(str(group), NetworkState(network, _KEEP[mode]).step(readings_of(rows)),
-                          mode)
-              for group, rows in readings.groupby(keys.values, sort=True)]
+    frames = []
+    for group, rows in readings.groupby(keys.values, sort=True):
+        state = NetworkState(network, _KEEP[mode])
+        frames.append(group_frame(str(group), state.step(readings_of(rows)), state.encoder))
     frame = pd.concat(frames, ignore_index=True) if frames else group_frame(
-        "", NetworkStep([], []), mode)
+        "", NetworkStep([], []))
     return write_network_batch(settings, network, mode, frame, stream_batch)

@@ -92,7 +92,7 @@ NETWORK_DROP_REASONS: tuple[str, ...] = ("late",)
 NETWORK_COLUMNS: tuple[str, ...] = ("name", "definition", "mode", "recorded_at")
 OUTPUT_COLUMNS: tuple[str, ...] = (
     "network", "output", "grp", "ts", "data", "cover", "ids_lo", "ids_hi", "provenance",
-    "mode", "stream_batch", "readings_version",
+    "prov_base", "mode", "stream_batch", "readings_version",
 )
 NETWORK_DROP_COLUMNS: tuple[str, ...] = (
     "network", "id", "sensor", "ts", "value", "reason", "stream_batch",
@@ -114,7 +114,7 @@ def _networks(_: SuiteParams) -> list[Expectation]:
 
 def _outputs(_: SuiteParams) -> list[Expectation]:
     out = not_null(*(c for c in OUTPUT_COLUMNS if c not in ("ts", "ids_lo", "ids_hi",
-                                                            "provenance")))
+                                                            "provenance", "prov_base")))
     out += unique("network", "output") + finite("ts") + in_set("mode", MODES)
     # the covering interval: kept unless the network keeps no provenance, the cover's hull
     out += not_null("ids_lo", "ids_hi", *COVER_HULL, where=_COVERED)
@@ -123,7 +123,7 @@ def _outputs(_: SuiteParams) -> list[Expectation]:
     out += pair_equal("ids_lo", "cover_lo") + pair_equal("ids_hi", "cover_hi")
     # Reduced-Eager rows carry their ids (never empty), the other modes none
     out += not_null("provenance", where=_EAGER) + at_least("provenance_length", 1)
-    out += null("provenance", where=_WITHOUT_IDS)
+    out += null("provenance", "prov_base", where=_WITHOUT_IDS)
     out += at_least("stream_batch", 0) + at_least("readings_version", 0)
     return out
 
@@ -322,15 +322,24 @@ class _Problems:
                        f"{', '.join(parts)}, e.g. {', '.join(examples)}")
 
 
-def _decoded(data: Any) -> dict[str, tuple[int, ...]] | None:
-    """An output's ids per input stream (None when they cannot be decoded, or one is empty)."""
+def _decoded(row: Mapping[str, Any],
+             stored: Mapping[tuple[str, str], Any]) -> dict[str, tuple[int, ...]] | None:
+    """An output's ids per input stream (None when they cannot be decoded, or one is empty);
+    a stream written as a delta is decoded against the full set its base output (named in
+    ``prov_base``, looked up in ``stored``: (network, output) → provenance) carries."""
+    import json
+
     from aspen.streams.encoding import decode_per_stream
 
+    data = row["provenance"]
     if not isinstance(data, bytes | bytearray):
         return None
     try:
-        found = decode_per_stream(bytes(data))
-    except _UNDECODABLE:
+        named = json.loads(row["prov_base"]) if isinstance(row.get("prov_base"), str) else {}
+        bases = {stream: decode_per_stream(bytes(stored[(str(row["network"]), base)]))[stream]
+                 for stream, base in named.items()}
+        found = decode_per_stream(bytes(data), bases)
+    except (*_UNDECODABLE, KeyError, TypeError, ValueError):
         return None
     return found if found and all(found.values()) else None
 
@@ -370,6 +379,8 @@ def outputs_in_readings(frame: pd.DataFrame,
     retained = _Readings.of(tables[READINGS])
     networks = networks_of(tables)
     frame = frame.dropna(subset=["network", "output", "mode", "ids_lo", "ids_hi"])
+    stored = {(str(n), str(o)): p for n, o, p in
+              zip(frame["network"], frame["output"], frame["provenance"], strict=True)}
     problems = _Problems()
     for row in frame.to_dict("records"):
         if row["mode"] != "eager":
@@ -380,7 +391,7 @@ def outputs_in_readings(frame: pd.DataFrame,
             continue
         problems.checked += 1
         label = f"{row['network']}/{row['output']}"
-        ids = _decoded(row["provenance"])
+        ids = _decoded(row, stored)
         if ids is None:
             problems.add("not decodable", label)
             continue

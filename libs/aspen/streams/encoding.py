@@ -46,7 +46,7 @@ __all__ = [
     "DEFAULT_THRESHOLDS", "MAX_SET_SIZE", "MAX_TID", "Header", "Interval", "ProvenanceDecoder",
     "ProvenanceEncoder", "TidSet", "Thresholds", "apply_delta", "as_tid_set", "compare_encodings",
     "covering", "covering_of", "decode", "decode_per_stream", "decode_stream", "delta_of", "encode",
-    "encode_per_stream", "encode_stream", "smallest",
+    "PerStreamEncoder", "encode_per_stream", "encode_stream", "smallest", "split_per_stream",
     "from_intervals", "merge_intervals", "read_header", "reencode_kept", "sensor_windows",
     "to_intervals",
 ]
@@ -438,32 +438,96 @@ def encode_per_stream(prov: Mapping[str, Iterable[int]]) -> bytes:
     >>> decode_per_stream(encode_per_stream({"s": {3, 1}, "t": {2}}))
     {'s': (1, 3), 't': (2,)}
     """
-    out = bytearray()
-    _put_varint(out, len(prov))
-    for stream in sorted(prov):
-        name, body = stream.encode(), smallest(sorted(prov[stream]))
-        _put_varint(out, len(name))
-        out += name
-        _put_varint(out, len(body))
-        out += body
-    return bytes(out)
+    return _joined({stream: smallest(sorted(ids)) for stream, ids in prov.items()})
 
 
-def decode_per_stream(data: bytes) -> dict[str, TidSet]:
-    """The id sets :func:`encode_per_stream` wrote, by stream."""
+def split_per_stream(data: bytes) -> dict[str, bytes]:
+    """The encoded id set of each stream in bytes :func:`encode_per_stream` (or
+    :class:`PerStreamEncoder`) wrote, undecoded.
+
+    >>> sorted(split_per_stream(encode_per_stream({"s": {1}, "t": {2}})))
+    ['s', 't']
+    """
     count, pos = _get_varint(data, 0)
-    found: dict[str, TidSet] = {}
+    found: dict[str, bytes] = {}
     for _ in range(count):
         size, pos = _get_varint(data, pos)
         name = data[pos:pos + size].decode()
         size, pos = _get_varint(data, pos + size)
         if pos + size > len(data):
             raise ProvenanceError("truncated per-stream TID sets")
-        found[name] = decode(data[pos:pos + size])
+        found[name] = data[pos:pos + size]
         pos += size
     if pos != len(data):
         raise ProvenanceError("per-stream TID sets with trailing bytes")
     return found
+
+
+def decode_per_stream(data: bytes,
+                      bases: Mapping[str, Sequence[int]] | None = None) -> dict[str, TidSet]:
+    """The id sets of bytes :func:`encode_per_stream` or :class:`PerStreamEncoder` wrote, by
+    stream; a stream's delta is decoded against ``bases[stream]``, the full set it is based on
+    (:class:`~aspen.errors.OrphanDeltaError` without it)."""
+    bases = bases or {}
+    return {stream: decode(blob, bases.get(stream))
+            for stream, blob in split_per_stream(data).items()}
+
+
+def _joined(blobs: Mapping[str, bytes]) -> bytes:
+    out = bytearray()
+    _put_varint(out, len(blobs))
+    for stream in sorted(blobs):
+        name = stream.encode()
+        _put_varint(out, len(name))
+        out += name
+        _put_varint(out, len(blobs[stream]))
+        out += blobs[stream]
+    return bytes(out)
+
+
+class PerStreamEncoder:
+    """Algorithm 2 per input stream for one group's outputs, in the order they are written:
+    each stream's ids as a full set or a delta against the last full set of that stream, and,
+    for a delta, the id of the output that carried that full set.
+
+    >>> writer = PerStreamEncoder()
+    >>> first, _ = writer.encode({"s": (1, 2, 3, 4)}, "w1")
+    >>> second, bases = writer.encode({"s": (2, 3, 4, 6)}, "w2")
+    >>> bases, decode_per_stream(second, {"s": decode_per_stream(first)["s"]})
+    ({'s': 'w1'}, {'s': (2, 3, 4, 6)})
+    """
+
+    def __init__(self) -> None:
+        self.writers: dict[str, ProvenanceEncoder] = {}
+        self.carriers: dict[str, Any] = {}  # stream → the output holding its last full set
+
+    def encode(self, prov: Mapping[str, Iterable[int]],
+               output: Any) -> tuple[bytes, dict[str, Any]]:
+        """``prov`` (stream → ids) of output ``output`` as bytes, and the base output of each
+        stream written as a delta."""
+        blobs: dict[str, bytes] = {}
+        bases: dict[str, Any] = {}
+        for stream in sorted(prov):
+            writer = self.writers.setdefault(stream, ProvenanceEncoder())
+            blob = writer.encode(sorted(prov[stream]))
+            if read_header(blob).delta:
+                bases[stream] = self.carriers[stream]
+            else:
+                self.carriers[stream] = output
+            blobs[stream] = blob
+        return _joined(blobs), bases
+
+    def to_state(self) -> dict[str, Any]:
+        return {stream: [writer.to_state(), self.carriers.get(stream)]
+                for stream, writer in self.writers.items()}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> PerStreamEncoder:
+        found = cls()
+        for stream, (writer, carrier) in state.items():
+            found.writers[stream] = ProvenanceEncoder.from_state(writer)
+            found.carriers[stream] = carrier
+        return found
 
 
 # ---------------------------------------------------------------- adaptive writer (Algorithm 2)

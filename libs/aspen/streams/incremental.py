@@ -51,6 +51,7 @@ from aspen.streams.algebra import (
     TimeWindow,
     Union,
 )
+from aspen.streams.encoding import PerStreamEncoder
 from aspen.streams.networks import StreamNetwork
 
 __all__ = ["KEEPS", "NetworkState", "NetworkStep", "kept_readings"]
@@ -81,6 +82,8 @@ class NetworkState:
             raise EngineError(f"a network state keeps one of {', '.join(KEEPS)}, not {keep!r}")
         self.network = network
         self.keep = keep
+        #: Reduced-Eager: each input stream's ids written full or as a delta (Algorithm 2)
+        self.encoder = PerStreamEncoder() if keep == "ids" else None
         self.watermark = -_INF
         self.last_id = 0
         self.nodes: dict[str, dict[str, Any]] = {}  # stateful operator name → its state
@@ -127,8 +130,10 @@ class NetworkState:
         -inf
         """
         nodes = {name: _node_out(node) for name, node in self.nodes.items()}
+        encoder = None if self.encoder is None else self.encoder.to_state()
         return json.dumps({"watermark": _number_out(self.watermark), "last_id": self.last_id,
-                           "keep": self.keep, "nodes": nodes}, separators=(",", ":"))
+                           "keep": self.keep, "nodes": nodes, "encoder": encoder},
+                          separators=(",", ":"))
 
     @classmethod
     def from_json(cls, network: StreamNetwork, text: str) -> NetworkState:
@@ -137,6 +142,9 @@ class NetworkState:
         state.watermark = _number_in(data["watermark"])
         state.last_id = data["last_id"]
         state.nodes = {name: _node_in(node) for name, node in data["nodes"].items()}
+        if data.get("encoder") is not None:
+            state.encoder = PerStreamEncoder.from_state(data["encoder"])
+            state.encoder.carriers = {s: _tupled(c) for s, c in state.encoder.carriers.items()}
         return state
 
 
