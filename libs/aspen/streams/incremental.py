@@ -233,73 +233,120 @@ def _key(op: Aggregate | Join, row: Row) -> Hashable:
     return None if op.key is None else row[op.key]
 
 
+class _Window:
+    """An open window's running state: its aggregates, the first member's id, the earliest
+    member time, and the members' provenance and cover — not the members themselves, so a
+    window's state is a few values and its ids whatever its size (Ariadne's aggregation)."""
+
+    __slots__ = ("count", "cov", "first", "prov", "ts", "values")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.values: dict[str, Any] = {}
+        self.first: Hashable = None
+        self.ts = _INF
+        self.prov: dict[str, set[int]] = {}
+        self.cov: dict[str, list[int]] = {}
+
+    def add(self, op: Aggregate, row: Row) -> None:
+        """Take ``row`` (the aggregates run in member order, as the algebra sums them)."""
+        if self.count == 0:
+            self.first = row.id
+        self.count += 1
+        self.ts = min(self.ts, row["ts"])
+        for fn, attr, *out in op.aggs:
+            name, value = out[0] if out else f"{fn}_{attr}", row[attr]
+            if fn == "count":
+                continue
+            if name not in self.values:
+                self.values[name] = value
+            elif fn in ("sum", "avg"):
+                self.values[name] = self.values[name] + value
+            elif (value > self.values[name]) if fn == "max" else (value < self.values[name]):
+                self.values[name] = value
+        for stream, ids in row.prov.items():
+            self.prov.setdefault(stream, set()).update(ids)
+        for stream, (lo, hi) in row.cov.items():
+            old = self.cov.setdefault(stream, [lo, hi])
+            old[0], old[1] = min(old[0], lo), max(old[1], hi)
+
+    def row(self, op: Aggregate, key: Hashable, start: float | None) -> Row:
+        data: dict[str, Any] = {} if op.key is None else {op.key: key}
+        if start is None:
+            data["ts"] = self.ts
+        else:
+            data.update(start=start, end=start + op.window.size, ts=start)  # type: ignore[union-attr]
+        for fn, attr, *out in op.aggs:
+            name = out[0] if out else f"{fn}_{attr}"
+            data[name] = (self.count if fn == "count" else self.values[name] / self.count
+                          if fn == "avg" else self.values[name])
+        row_id = (op.name, key, self.first if start is None else start)
+        return Row(row_id, data, {s: frozenset(ids) for s, ids in sorted(self.prov.items())},
+                   {s: (c[0], c[1]) for s, c in sorted(self.cov.items())})
+
+    def to_list(self) -> list[Any]:
+        return [self.count, self.values, self.first, _number_out(self.ts),
+                {s: sorted(ids) for s, ids in self.prov.items()}, self.cov]
+
+    @classmethod
+    def from_list(cls, item: list[Any]) -> _Window:
+        window = cls()
+        count, window.values, first, ts, prov, window.cov = item
+        window.count, window.first, window.ts = count, _tupled(first), _number_in(ts)
+        window.prov = {s: set(ids) for s, ids in prov.items()}
+        return window
+
+
 def _time_window(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
-    """Open windows by (key, start), each with its member rows; closed when the input's
-    progress reaches the end."""
+    """Open windows by (key, start); closed when the input's progress reaches the end."""
     window: TimeWindow = op.window  # type: ignore[assignment]
     rows, progress = step.rows(op.child)
     node = step.node(op, {"open": []})
-    open_ = {(key, start): members for key, start, members in node["open"]}
+    open_ = {(key, start): acc for key, start, acc in node["open"]}
     for row in rows:
         for start in window.starts(row["ts"]):
-            open_.setdefault((_key(op, row), start), []).append(row)
+            open_.setdefault((_key(op, row), start), _Window()).add(op, row)
     out, still = [], []
-    for (key, start), members in sorted(open_.items(), key=lambda item: (item[0][1],
-                                                                          repr(item[0][0]))):
+    for (key, start), acc in sorted(open_.items(), key=lambda item: (item[0][1],
+                                                                      repr(item[0][0]))):
         if start + window.size <= progress:
-            out.append(_window_row(op, key, start, members))
+            out.append(acc.row(op, key, start))
         else:
-            still.append([key, start, members])
+            still.append([key, start, acc])
     node["open"] = still
     first = window.starts(progress)[0] if math.isfinite(progress) else progress
-    return out, min([start for _key_, start, _m in still] + [first])
+    return out, min([start for _key_, start, _acc in still] + [first])
 
 
 def _count_window(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
-    """Per key: how many rows it has seen and the rows of its windows not yet full."""
+    """Per key: how many rows it has seen and its windows not yet full, by first row."""
     window: CountWindow = op.window  # type: ignore[assignment]
     rows, progress = step.rows(op.child)
     node = step.node(op, {"keys": []})
-    keys = {key: [seen, buffer] for key, seen, buffer in node["keys"]}
+    keys = {key: [seen, pending] for key, seen, pending in node["keys"]}
     out = []
     for row in rows:
-        seen, buffer = keys.setdefault(_key(op, row), [0, []])
-        buffer.append([seen, row])
-        seen += 1
-        keys[_key(op, row)][0] = seen
-        last_start = seen - window.count  # the window this row completes, if any
-        if last_start >= 0 and last_start % window.slide == 0:
-            out.append(_window_row(op, _key(op, row), None,
-                                   [r for i, r in buffer if i >= last_start]))
-        # keep the rows of windows not yet full: from the first such window's start
-        next_start = -(-max(seen - window.count + 1, 0) // window.slide) * window.slide
-        buffer[:] = [[i, r] for i, r in buffer if i >= next_start]
-    node["keys"] = [[key, seen, buffer] for key, (seen, buffer) in keys.items()]
+        key = _key(op, row)
+        seen, pending = keys.setdefault(key, [0, []])
+        if seen % window.slide == 0:  # the key's rows 1, 1 + s, 1 + 2s, … start windows
+            pending.append(_Window())
+        for acc in pending:
+            acc.add(op, row)
+        keys[key][0] = seen + 1
+        full = [acc for acc in pending if acc.count == window.count]
+        out.extend(acc.row(op, key, None) for acc in full)
+        pending[:] = [acc for acc in pending if acc.count < window.count]
+    node["keys"] = [[key, seen, pending] for key, (seen, pending) in keys.items()]
     if progress == _INF:  # the stream has ended: windows not full now never will be
         return out, _INF
-    pending = [r["ts"] for _seen, buffer in keys.values() for _i, r in buffer]
-    return out, min(pending + [progress])
+    return out, min([acc.ts for _seen, pending in keys.values() for acc in pending]
+                    + [progress])
 
 
 def _aggregate(step: _Step, op: Aggregate) -> tuple[list[Row], float]:
     if isinstance(op.window, CountWindow):
         return _count_window(step, op)
     return _time_window(step, op)
-
-
-def _window_row(op: Aggregate, key: Hashable, start: float | None, members: list[Row]) -> Row:
-    data: dict[str, Any] = {} if op.key is None else {op.key: key}
-    if start is None:
-        data["ts"] = min(row["ts"] for row in members)
-    else:
-        data.update(start=start, end=start + op.window.size, ts=start)  # type: ignore[union-attr]
-    for fn, attr, *out in op.aggs:
-        values = [row[attr] for row in members]
-        data[out[0] if out else f"{fn}_{attr}"] = (
-            sum(values) / len(values) if fn == "avg"
-            else {"count": len, "max": max, "min": min, "sum": sum}[fn](values))
-    row_id = (op.name, key, members[0].id if start is None else start)
-    return _derive(row_id, data, members)
 
 
 def _join(step: _Step, op: Join) -> tuple[list[Row], float]:
@@ -340,10 +387,9 @@ def _number_in(value: float | str) -> float:
     return float(value)
 
 
-# A row is kept as [id, attributes, {stream: ids}, {stream: [lo, hi]}]; ids nest tuples, which
-# JSON writes as lists (an id never holds a list, so every list in it was a tuple). A time
-# window node keeps each row once, its windows naming rows by position: with sliding windows a
-# row lies in size/slide windows.
+# A row is kept as [id, attributes, {stream: ids}, {stream: [lo, hi]}] and an open window as
+# its running state (:class:`_Window`); ids nest tuples, which JSON writes as lists (an id never
+# holds a list, so every list in it was a tuple).
 
 def _row_out(row: Row) -> list[Any]:
     return [row.id, row.data, {s: sorted(ids) for s, ids in row.prov.items()}, row.cov]
@@ -360,29 +406,18 @@ def _row_in(item: list[Any]) -> Row:
 
 
 def _node_out(node: dict[str, Any]) -> dict[str, Any]:
-    if "open" in node:  # time windows: [key, start, members]
-        position: dict[Hashable, int] = {}
-        rows: list[list[Any]] = []
-        windows = []
-        for key, start, members in node["open"]:
-            for row in members:
-                if row.id not in position:
-                    position[row.id] = len(rows)
-                    rows.append(_row_out(row))
-            windows.append([key, start, [position[row.id] for row in members]])
-        return {"rows": rows, "open": windows}
-    if "keys" in node:  # count windows: [key, rows seen, [[index, row], …]]
-        return {"keys": [[key, seen, [[i, _row_out(row)] for i, row in buffer]]
-                         for key, seen, buffer in node["keys"]]}
+    if "open" in node:  # time windows: [key, start, window]
+        return {"open": [[key, start, acc.to_list()] for key, start, acc in node["open"]]}
+    if "keys" in node:  # count windows: [key, rows seen, [window, …]]
+        return {"keys": [[key, seen, [acc.to_list() for acc in pending]]
+                         for key, seen, pending in node["keys"]]}
     return {part: [_row_out(row) for row in rows] for part, rows in node.items()}  # a join
 
 
 def _node_in(node: dict[str, Any]) -> dict[str, Any]:
     if "open" in node:
-        rows = [_row_in(item) for item in node["rows"]]
-        return {"open": [[key, start, [rows[i] for i in members]]
-                         for key, start, members in node["open"]]}
+        return {"open": [[key, start, _Window.from_list(acc)] for key, start, acc in node["open"]]}
     if "keys" in node:
-        return {"keys": [[key, seen, [[i, _row_in(item)] for i, item in buffer]]
-                         for key, seen, buffer in node["keys"]]}
+        return {"keys": [[key, seen, [_Window.from_list(acc) for acc in pending]]
+                         for key, seen, pending in node["keys"]]}
     return {part: [_row_in(item) for item in rows] for part, rows in node.items()}
