@@ -72,10 +72,12 @@ class NetworkStep:
 
 
 class NetworkState:
-    """One group's state of a network: its watermark and every stateful operator's open rows.
+    """One group's state of a network: its watermark, every stateful operator's open state and,
+    in Reduced-Eager mode, the per-stream encoder of its outputs' ids.
 
-    Rows are kept whole (their attributes, provenance and cover), so a state is a few open
-    windows and join partners per group, bounded by the windows' sizes and the lateness."""
+    An open window keeps its running aggregates, ids and cover (:class:`_Window`); a join keeps
+    whole rows, those that can still meet. Both are bounded by the windows' sizes, the join's
+    range and the lateness."""
 
     def __init__(self, network: StreamNetwork, keep: str = "ids") -> None:
         if keep not in KEEPS:
