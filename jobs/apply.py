@@ -8,10 +8,9 @@ Idempotent: a rerun after a crash gives the same tables; a rerun with nothing ne
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
-from aspen.spark.job import lake_parser, run_lake_job
+from aspen.spark.job import exit_process, lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -33,5 +32,5 @@ def main(argv: Sequence[str] | None = None) -> int:
                         lambda spark, settings: apply_pending(spark, settings).lines())
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main())

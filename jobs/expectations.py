@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from aspen.cli.main import main
+from aspen.spark.job import exit_process
 
-if __name__ == "__main__":
-    sys.exit(main(["check", *sys.argv[1:]]))
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main(["check", *sys.argv[1:]]))

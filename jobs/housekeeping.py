@@ -6,10 +6,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
-from aspen.spark.job import lake_parser, run_lake_job
+from aspen.spark.job import exit_process, lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -37,5 +36,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark, settings, args.retain_hours).lines())
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main())

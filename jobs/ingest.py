@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from aspen.errors import AspenError
 from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.spark.job import exit_process
 
 __all__ = ["build_parser", "main"]
 
@@ -55,5 +56,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main())

@@ -8,12 +8,11 @@ The master comes from spark-submit (or ``SPARK_MASTER``), never from this file.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from aspen.settings import Settings
-from aspen.spark.job import lake_parser, run_lake_job
+from aspen.spark.job import exit_process, lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -41,5 +40,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_lake_job("publish", build_parser().parse_args(argv), _publish)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main())

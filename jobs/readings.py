@@ -11,10 +11,9 @@ a micro-batch rerun after a crash replaces its rows; with nothing new it does no
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
-from aspen.spark.job import lake_parser, run_lake_job
+from aspen.spark.job import exit_process, lake_parser, run_lake_job
 
 __all__ = ["build_parser", "main"]
 
@@ -42,5 +41,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         *(report.line() for report in run_recorded_networks(spark, settings))])
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # exit_process: see aspen.spark.job
+    exit_process(main())

@@ -105,5 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def entry() -> None:  # pragma: no cover -- the `aspen` command
+    """The ``aspen`` console script: :func:`main`, then the process ends without the
+    interpreter's teardown (:func:`aspen.spark.job.exit_process`)."""
+    from aspen.spark.job import exit_process
+
+    exit_process(main())
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from aspen.errors import AspenError
 from aspen.settings import DEFAULT_LAKE, Settings
 
-__all__ = ["lake_parser", "run_lake_job"]
+__all__ = ["exit_process", "lake_parser", "run_lake_job"]
 
 
 def lake_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -46,3 +46,21 @@ def run_lake_job(prog: str, args: argparse.Namespace,
     for line in lines:
         print(f"{prog}: {line}")
     return 0
+
+
+def exit_process(code: int) -> NoReturn:
+    """End a job's (or the CLI's) process with exit code ``code`` once its output is flushed,
+    skipping the interpreter's teardown: there Arrow's thread pools now and then abort a process
+    that has finished its work ("terminate called without an active exception", exit 134;
+    apache/arrow#34314), which would turn a committed batch into a failed task. Under
+    spark-submit the JVM, the process's parent, still stops Spark when it sees the exit."""
+    import logging
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing left to say
+            pass
+    logging.shutdown()
+    os._exit(code)
