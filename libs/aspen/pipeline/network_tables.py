@@ -108,13 +108,8 @@ def group_frame(group: str, step: NetworkStep, encoder: PerStreamEncoder | None 
 
 def load_recorded_network(settings: Settings, name: str) -> tuple[StreamNetwork, str] | None:
     """Network ``name`` as this lake ran it, and its provenance mode (None: never ran)."""
-    if not deltars.table_exists(settings, STREAM_NETWORKS):
-        return None
-    known = deltars.read_table(settings, STREAM_NETWORKS, ["name", "definition", "mode"])
-    found = known[known["name"] == name]
-    if found.empty:
-        return None
-    return load_network(found["definition"].iloc[0]), str(found["mode"].iloc[0])
+    return next(((network, mode) for network, mode in recorded_networks(settings)
+                 if network.name == name), None)
 
 
 def recorded_networks(settings: Settings) -> list[tuple[StreamNetwork, str]]:

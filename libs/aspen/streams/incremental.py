@@ -160,11 +160,11 @@ def kept_readings(network: StreamNetwork, readings: Sequence[Reading]) -> list[R
     ...                                    Reading(3, "a", 6, 0)])]
     [1, 3]
     """
-    kept = []
+    kept, latest = [], -_INF
     for reading in sorted(readings, key=lambda r: r.id):
-        latest = max((r.ts for r in kept), default=-_INF)
         if reading.ts >= latest - network.lateness_s:
             kept.append(reading)
+            latest = max(latest, reading.ts)
     return kept
 
 
