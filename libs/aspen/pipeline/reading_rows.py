@@ -25,10 +25,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["StreamState", "frame_of", "step_frame", "zone_step_frame"]
 
-#: What the state function emits per sensor: windows, drops and decisions in one row type.
+#: What the state function emits per sensor: windows, drops and decisions in one row type. A
+#: window's ``avg`` is the rule's (its exact sum over its count, rounded once), not
+#: ``total / count``, which would round twice.
 _OUTPUT_DDL = (
     "kind STRING, sensor STRING, start_us BIGINT, end_us BIGINT, count BIGINT, total DOUBLE, "
-    "low DOUBLE, high DOUBLE, decision STRING, ids_lo BIGINT, ids_hi BIGINT, "
+    "low DOUBLE, high DOUBLE, avg DOUBLE, decision STRING, ids_lo BIGINT, ids_hi BIGINT, "
     "provenance BINARY, prov_base BIGINT, id BIGINT, ts_us BIGINT, value DOUBLE, reason STRING"
 )
 _STATE_DDL = "state STRING"
@@ -95,7 +97,8 @@ def step_frame(sensor: str, step: RuleStep, state: StreamState) -> pd.DataFrame:
         rows.append({
             "kind": "window", "sensor": sensor, "start_us": window.start_us,
             "end_us": window.end_us, "count": window.count, "total": window.total,
-            "low": window.low, "high": window.high, "decision": decided.get(window.start_us),
+            "low": window.low, "high": window.high, "avg": window.avg,
+            "decision": decided.get(window.start_us),
             "ids_lo": lo, "ids_hi": hi, "provenance": provenance,
             "prov_base": None if provenance is None else state.base_start_us,
         })
@@ -183,7 +186,7 @@ def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
             "kind": "window", "sensor": decision.sensor, "start_us": decision.ts_us - span,
             "end_us": decision.ts_us, "count": len(decision.ids),
             "total": decision.avg * len(decision.ids), "low": decision.avg,
-            "high": decision.avg, "decision": decision.op,
+            "high": decision.avg, "avg": decision.avg, "decision": decision.op,
             "ids_lo": decision.ids[0] if covered else None,
             "ids_hi": decision.ids[-1] if covered else None, "provenance": provenance,
             "prov_base": None if provenance is None else decision.ts_us - span,

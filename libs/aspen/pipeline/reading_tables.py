@@ -124,7 +124,7 @@ def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int
         "sum": pa.array(windows["total"].astype(float), pa.float64()),
         "min": pa.array(windows["low"].astype(float), pa.float64()),
         "max": pa.array(windows["high"].astype(float), pa.float64()),
-        "avg": pa.array((windows["total"] / windows["count"]).astype(float), pa.float64()),
+        "avg": pa.array(_averages(windows), pa.float64()),
         "decision": pa.array(windows["decision"], pa.string()),
         "ids_lo": pa.array(windows["ids_lo"].astype("Int64"), pa.int64()),
         "ids_hi": pa.array(windows["ids_hi"].astype("Int64"), pa.int64()),
@@ -136,6 +136,21 @@ def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int
         "stream_batch": pa.array([stream_batch] * len(windows), pa.int64()),
         "readings_version": pa.array([readings_version] * len(windows), pa.int64()),
     })
+
+
+def _averages(windows: pd.DataFrame) -> list[float]:
+    """Each window's average as its rule computed it (the exact sum over the count, rounded
+    once); ``total / count`` only for a row that does not carry one.
+
+    >>> import pandas as pd
+    >>> _averages(pd.DataFrame({"total": [360.00000000000006, 3.0], "count": [4, 2],
+    ...                         "avg": [90.0, None]}))
+    [90.0, 1.5]
+    """
+    divided = (windows["total"] / windows["count"]).astype(float)
+    if "avg" not in windows:
+        return divided.tolist()
+    return windows["avg"].astype(float).fillna(divided).tolist()
 
 
 def _drops_arrow(rule: Rule, frame: pd.DataFrame, stream_batch: int) -> pa.Table:

@@ -31,8 +31,10 @@ Conventions (the seed leaves them open):
   be unique in a network, so ids are too.
 - Output attributes: a time window has its key, ``start``, ``end``, ``ts = start`` and one
   ``<fn>_<attr>`` per aggregate; a count window its key, ``ts`` = its earliest ``ts`` (as the
-  running example's ``min(ti)``) and the aggregates; avg is the window's sum over its count. A
-  join output has the left row's attributes and the right row's prefixed with ``r_``.
+  running example's ``min(ti)``) and the aggregates; sum is the exact sum of the values rounded
+  once (``math.fsum``; an int for ints), avg the exact sum over the count rounded once
+  (:mod:`aspen.streams.exactsum`), so no result depends on the order of the rows. A join
+  output has the left row's attributes and the right row's prefixed with ``r_``.
 
 >>> s = [Reading(i, "a", i, 5) for i in (1, 2, 3, 4)]
 >>> q = Aggregate(Stream("s"), CountWindow(2, 1), (("sum", "value"),), key=None)
@@ -48,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from aspen.errors import ConfigError, EngineError
+from aspen.streams.exactsum import exact_mean, exact_sum
 
 __all__ = [
     "Aggregate",
@@ -430,9 +433,9 @@ def _window_data(op: Aggregate, key: Hashable, start: float | None,
 
 
 def _aggregate_value(fn: str, values: list[Any]) -> Any:
-    if fn == "avg":  # kept as sum and count, divided once
-        return sum(values) / len(values)
-    return {"count": len, "max": max, "min": min, "sum": sum}[fn](values)
+    if fn == "avg":  # the exact sum over the count, rounded once
+        return exact_mean(values)
+    return {"count": len, "max": max, "min": min, "sum": exact_sum}[fn](values)
 
 
 def _partial_windows(run: _Run, op: Aggregate,

@@ -52,6 +52,7 @@ from aspen.streams.algebra import (
     Union,
 )
 from aspen.streams.encoding import PerStreamEncoder
+from aspen.streams.exactsum import ExactSum
 from aspen.streams.networks import StreamNetwork
 
 __all__ = ["KEEPS", "NetworkState", "NetworkStep", "kept_readings"]
@@ -238,7 +239,9 @@ def _key(op: Aggregate | Join, row: Row) -> Hashable:
 class _Window:
     """An open window's running state: its aggregates, the first member's id, the earliest
     member time, and the members' provenance and cover — not the members themselves, so a
-    window's state is a few values and its ids whatever its size (Ariadne's aggregation)."""
+    window's state is a few values and its ids whatever its size (Ariadne's aggregation).
+    A sum or avg runs as an exact sum (:class:`~aspen.streams.exactsum.ExactSum`), so it
+    equals the algebra's, rounded once, whatever the order of the members."""
 
     __slots__ = ("count", "cov", "first", "prov", "ts", "values")
 
@@ -251,7 +254,7 @@ class _Window:
         self.cov: dict[str, list[int]] = {}
 
     def add(self, op: Aggregate, row: Row) -> None:
-        """Take ``row`` (the aggregates run in member order, as the algebra sums them)."""
+        """Take ``row`` (sums are exact, so member order does not matter to them)."""
         if self.count == 0:
             self.first = row.id
         self.count += 1
@@ -260,10 +263,10 @@ class _Window:
             name, value = out[0] if out else f"{fn}_{attr}", row[attr]
             if fn == "count":
                 continue
-            if name not in self.values:
+            if fn in ("sum", "avg"):
+                self._sum(name).add(value)
+            elif name not in self.values:
                 self.values[name] = value
-            elif fn in ("sum", "avg"):
-                self.values[name] = self.values[name] + value
             elif (value > self.values[name]) if fn == "max" else (value < self.values[name]):
                 self.values[name] = value
         for stream, ids in row.prov.items():
@@ -280,20 +283,37 @@ class _Window:
             data.update(start=start, end=start + op.window.size, ts=start)  # type: ignore[union-attr]
         for fn, attr, *out in op.aggs:
             name = out[0] if out else f"{fn}_{attr}"
-            data[name] = (self.count if fn == "count" else self.values[name] / self.count
-                          if fn == "avg" else self.values[name])
+            data[name] = (self.count if fn == "count" else self._sum(name).mean(self.count)
+                          if fn == "avg" else self._sum(name).value if fn == "sum"
+                          else self.values[name])
         row_id = (op.name, key, self.first if start is None else start)
         return Row(row_id, data, {s: frozenset(ids) for s, ids in sorted(self.prov.items())},
                    {s: (c[0], c[1]) for s, c in sorted(self.cov.items())})
 
+    def _sum(self, name: str) -> ExactSum:
+        """The exact sum kept as ``name``; a plain number there (state written before sums
+        were exact) becomes one, exact from here on."""
+        acc = self.values.get(name)
+        if not isinstance(acc, ExactSum):
+            acc = self.values[name] = ExactSum() if acc is None else ExactSum.from_total(acc)
+        return acc
+
     def to_list(self) -> list[Any]:
-        return [self.count, self.values, self.first, _number_out(self.ts),
-                {s: sorted(ids) for s, ids in self.prov.items()}, self.cov]
+        """``[count, values, first, ts, ids, cover, exact sums]``: ``values`` holds every
+        aggregate (sums rounded, for reading), ``exact sums`` the sums' exact states."""
+        values = {name: v.value if isinstance(v, ExactSum) else v
+                  for name, v in self.values.items()}
+        sums = {name: v.to_state() for name, v in self.values.items() if isinstance(v, ExactSum)}
+        return [self.count, values, self.first, _number_out(self.ts),
+                {s: sorted(ids) for s, ids in self.prov.items()}, self.cov, sums]
 
     @classmethod
     def from_list(cls, item: list[Any]) -> _Window:
+        """The state :meth:`to_list` wrote (or one without exact sums: see :meth:`_sum`)."""
         window = cls()
-        count, window.values, first, ts, prov, window.cov = item
+        count, window.values, first, ts, prov, window.cov, *sums = item
+        for name, state in (sums[0] if sums else {}).items():
+            window.values[name] = ExactSum.from_state(state)
         window.count, window.first, window.ts = count, _tupled(first), _number_in(ts)
         window.prov = {s: set(ids) for s, ids in prov.items()}
         return window

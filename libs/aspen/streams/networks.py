@@ -19,7 +19,7 @@ Operators (each may carry a ``name``, unique in the network; a missing one is nu
 - ``{"union": [OP, OP]}``: ∪;
 - ``{"aggregate": OP, "window": {"seconds": N, "slide": M} | {"rows": N, "slide": M},
   "functions": ["avg(value)", "max(value) AS peak", …], "key": ATTR | null}``: α over
-  epoch-aligned time windows or count windows, per key; avg is kept as sum and count;
+  epoch-aligned time windows or count windows, per key; avg is kept as an exact sum and count;
 - ``{"join": [OP, OP], "within_s": N, "key": ATTR | null}``: ⋈, a left row meets each right
   row of its key with ``l.ts ≤ r.ts ≤ l.ts + N``.
 

@@ -11,6 +11,9 @@ event-time window aligned to the epoch**; a window whose average is above 90.0 t
 sensor, a later window at or below 90.0 un-triggers it. A window with no readings decides
 nothing (a silent sensor keeps its state). Readings above ``outlier_above`` (none by default) are
 dropped before the window as outliers, as Ariadne's running example drops readings over 350.
+The average is the window's exact sum over its count, rounded once
+(:mod:`aspen.streams.exactsum`): a window averaging exactly the threshold does not trigger,
+whatever order its readings came in.
 
 >>> rule = TriggerRule()
 >>> state = SensorState()

@@ -2,8 +2,8 @@
 
 This is the stateful operator the readings stream runs inside Spark's state store (one
 :class:`KeyWindows` per sensor, serialized between micro-batches): a windowed aggregation
-(count, sum, min, max, avg kept as sum and count) whose every output carries the ids of the
-readings in its window — Ariadne's provenance of an aggregation, the set of its window.
+(count, sum, min, max, avg kept as an exact sum and count) whose every output carries the ids
+of the readings in its window — Ariadne's provenance of an aggregation, the set of its window.
 
 Conventions (decision 0036):
 
@@ -17,6 +17,9 @@ Conventions (decision 0036):
   dropped; both are reported, never silently gone. A window closes, and is emitted once, when
   the watermark reaches its end. So the outputs depend on the readings and their order only, not
   on how the stream was cut into micro-batches: a rerun or a replay gives the same windows.
+- A window's sum is kept exactly (:class:`~aspen.streams.exactsum.ExactSum`): ``total`` is the
+  real sum of its values rounded once (``math.fsum``), ``avg`` the real sum over the count
+  rounded once, whatever order the readings came in.
 
 >>> spec = WindowSpec(size_us=60_000_000, slide_us=60_000_000, lateness_us=0)
 >>> key = KeyWindows()
@@ -31,8 +34,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from aspen.errors import ConfigError
+from aspen.streams.exactsum import ExactSum
 
 __all__ = [
     "KEEPS", "KeyWindows", "Reading", "Step", "WindowOutput", "WindowSpec", "replay_window",
@@ -99,11 +104,11 @@ KEEPS = ("ids", "covering", "none")
 
 @dataclass
 class _Open:
-    """A window still open: its aggregates so far, its readings' covering interval and, when
-    kept, their ids."""
+    """A window still open: its aggregates so far (the sum exact), its readings' covering
+    interval and, when kept, their ids."""
 
     count: int = 0
-    total: float = 0.0
+    sum: ExactSum = field(default_factory=ExactSum)
     low: float = float("inf")
     high: float = float("-inf")
     ids: list[int] = field(default_factory=list)
@@ -112,7 +117,7 @@ class _Open:
 
     def add(self, reading: Reading, keep: str) -> None:
         self.count += 1
-        self.total += reading.value
+        self.sum.add(reading.value)
         self.low = min(self.low, reading.value)
         self.high = max(self.high, reading.value)
         if keep == "ids":
@@ -125,7 +130,10 @@ class _Open:
 @dataclass(frozen=True)
 class WindowOutput:
     """A closed window: ``[start_us, end_us)``, its aggregates, its readings' ids (sorted; empty
-    unless kept) and their covering interval ``(first, last)`` (0, 0 when not kept)."""
+    unless kept) and their covering interval ``(first, last)`` (0, 0 when not kept).
+
+    ``total`` is the exact sum of the values rounded once; ``mean`` the exact sum over the
+    count rounded once (a window built by hand without it averages ``total / count``)."""
 
     start_us: int
     end_us: int
@@ -136,10 +144,11 @@ class WindowOutput:
     ids: tuple[int, ...]
     first: int = 0
     last: int = 0
+    mean: float | None = None
 
     @property
     def avg(self) -> float:
-        return self.total / self.count
+        return self.total / self.count if self.mean is None else self.mean
 
     @property
     def covering(self) -> tuple[int, int]:
@@ -225,13 +234,16 @@ class KeyWindows:
         for start in sorted(s for s in self.open if s + spec.size_us <= mark):
             window = self.open.pop(start)
             step.closed.append(WindowOutput(start, start + spec.size_us, window.count,
-                                            window.total, window.low, window.high,
-                                            tuple(window.ids), window.first, window.last))
+                                            float(window.sum.value), window.low, window.high,
+                                            tuple(window.ids), window.first, window.last,
+                                            window.sum.mean(window.count)))
         horizon = min(self.open, default=mark)  # times before every open window are done
         self.times = {t for t in self.times if t >= min(horizon, mark)}
 
     def to_json(self) -> str:
-        """The state as JSON text (what the state store keeps between micro-batches).
+        """The state as JSON text (what the state store keeps between micro-batches). An open
+        window is ``[start, count, sum, min, max, ids, first, last, exact sum]``: the sum
+        rounded, for reading, then its exact state (:meth:`ExactSum.to_state`).
 
         >>> key = KeyWindows()
         >>> _ = key.add(WindowSpec(10, 10), Reading(1, 3, 2.5))
@@ -240,19 +252,32 @@ class KeyWindows:
         """
         return json.dumps({
             "max": self.max_ts_us,
-            "open": [[start, w.count, w.total, w.low, w.high, w.ids, w.first, w.last]
-                     for start, w in sorted(self.open.items())],
+            "open": [[start, w.count, float(w.sum.value), w.low, w.high, w.ids, w.first, w.last,
+                      w.sum.to_state()] for start, w in sorted(self.open.items())],
             "times": sorted(self.times),
             "keep": self.keep,
         }, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> KeyWindows:
+        """The state :meth:`to_json` wrote. State written before sums were kept exactly (an
+        open window without its exact sum) is read too: its sum starts from the stored total,
+        so a window open across that upgrade keeps the rounding its total already had.
+
+        >>> old = '{"max":3,"open":[[0,1,2.5,2.5,2.5,[1],1,1]],"times":[3],"keep":"ids"}'
+        >>> KeyWindows.from_json(old).open[0].sum.value
+        2.5
+        """
         data = json.loads(text)
         return cls(data["max"],
-                   {start: _Open(count, total, low, high, list(ids), first, last)
-                    for start, count, total, low, high, ids, first, last in data["open"]},
+                   {item[0]: _open_in(item) for item in data["open"]},
                    set(data["times"]), data["keep"])
+
+
+def _open_in(item: list[Any]) -> _Open:
+    _start, count, total, low, high, ids, first, last, *exact = item
+    total_sum = ExactSum.from_state(exact[0]) if exact else ExactSum.from_total(float(total))
+    return _Open(count, total_sum, low, high, list(ids), first, last)
 
 
 def replay_window(spec: WindowSpec, readings: list[Reading],

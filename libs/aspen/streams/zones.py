@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 
 from aspen.errors import ConfigError
+from aspen.streams.exactsum import exact_mean
 from aspen.streams.windows import SECOND_US
 
 __all__ = ["ZoneDecision", "ZoneReading", "ZoneRule", "ZoneState", "ZoneStep", "zone_of"]
@@ -131,7 +132,7 @@ class ZoneState:
         del window[:-rule.count]
         if len(window) < rule.count:
             return step
-        avg = sum(v for _, _, v in window) / rule.count
+        avg = exact_mean(v for _, _, v in window)  # the exact sum over the count, rounded once
         ids = [i for i, _, _ in window]
         if avg <= rule.threshold:
             if reading.sensor in self.triggered:
