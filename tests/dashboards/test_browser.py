@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from dashboard_apptest import commit_views
+from playwright import sync_api
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
 from aspen.cli.dashboard import app_path, streamlit_command
@@ -43,10 +44,9 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str:
-    """The system Chromium, or skip with the way to get it."""
+    """The system Chromium (``make setup`` installs it: a missing one fails, with the fix)."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.skip("no system chromium: run infra/install.sh (apt-get install chromium)")
+    assert found is not None, "no system chromium: run make setup (apt-get install chromium)"
     return found
 
 
@@ -109,7 +109,6 @@ def dashboard_url(provenance_lake: Path, tmp_path: Path) -> Iterator[str]:  # no
 def test_what_if_in_a_real_browser_shows_the_lost_tuples(dashboard_url: str) -> None:
     """The first Simulate of the first tab on a fresh server: the server's warming thread (or
     the page, behind a spinner) decodes the provenance once, and the answer stays."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     executable = chromium_path()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as driver:
@@ -159,7 +158,6 @@ def test_what_if_in_a_real_browser_shows_the_lost_tuples(dashboard_url: str) -> 
 def test_a_deep_link_as_the_first_request_reads_the_served_lake(dashboard_url: str) -> None:
     """A fresh server's first request is ``/why``: Streamlit runs that page without ``app.py``
     (there is a ``pages/`` folder), and the page still reads the ``--lake`` it was started with."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     executable = chromium_path()
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
@@ -180,7 +178,6 @@ def test_an_open_page_shows_a_new_batch_without_a_reload(
 ) -> None:
     """The Overview open in a tab moves from batch 1 to batch 2 when a batch commits: the
     page polls the lake's Delta versions and redraws itself."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     executable = chromium_path()
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

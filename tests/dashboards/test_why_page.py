@@ -116,7 +116,6 @@ def test_witnesses_are_routes_with_costs_and_critical_links_in_words(why_lake: P
 
 
 def test_the_witness_is_drawn_on_the_network_map_with_costs(why_lake: Path) -> None:
-    pytest.importorskip("topomap")
     app = _ask(open_page(WHY), "a", "c")
     (chart,) = app.get("plotly_chart")
     figure = json.loads(chart.proto.spec)

@@ -14,7 +14,6 @@ from aspen.spark.python_worker import prepare_worker
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 invalidates zip caches lazily")
 def test_a_task_keeps_its_zip_directories_and_the_driver_does_not(spark) -> None:
     # defined here, so that cloudpickle ships it by value (the tests are not importable there)
     def _task(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
