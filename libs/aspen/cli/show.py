@@ -1,5 +1,6 @@
 """``aspen show VIEW``: print a maintained view (control characters in its values escaped,
-:func:`~aspen.cli._output.printable`)."""
+:func:`~aspen.cli._output.printable`); on a damaged lake, one line naming the damage and the
+remedy (:func:`~aspen.pipeline.integrity.explained`)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.catalog import VIEW_COLUMNS, check_view
     from aspen.lake.committed import read_committed
+    from aspen.pipeline.integrity import explained
     from aspen.pipeline.view_tables import row_to_tuple
 
     if args.limit is not None and args.limit < 0:
         raise ConfigError(f"--limit must not be negative, got {args.limit}")
     view = check_view(args.view)
-    frame = read_committed(settings, view)
+    with explained(settings):  # a damaged lake: one line naming the damage and the remedy
+        frame = read_committed(settings, view)
     rows = sorted(row_to_tuple(view, r) for r in frame.to_dict("records"))
     if args.limit is not None:
         rows = rows[: args.limit]

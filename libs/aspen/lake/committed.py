@@ -38,6 +38,7 @@ __all__ = [
     "committed_versions",
     "read_committed",
     "reading_version",
+    "versions_in",
 ]
 
 #: The table whose rows commit maintained batches.
@@ -58,7 +59,16 @@ def _ledger(settings: Settings) -> pd.DataFrame | None:
 def committed_versions(settings: Settings) -> dict[str, int]:
     """Each table's version as the latest ledger row that recorded it (a batch that did not write
     a table leaves its earlier version in force)."""
-    frame = _ledger(settings)
+    return versions_in(_ledger(settings))
+
+
+def versions_in(frame: pd.DataFrame | None) -> dict[str, int]:
+    """:func:`committed_versions` of ledger rows ``frame`` (sorted by batch; None: no ledger).
+
+    >>> import pandas as pd
+    >>> versions_in(pd.DataFrame({"table_versions": ['{"a": 1, "b": 2}', None, '{"a": 3}']}))
+    {'a': 3, 'b': 2}
+    """
     out: dict[str, int] = {}
     if frame is None or "table_versions" not in frame:
         return out

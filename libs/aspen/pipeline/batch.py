@@ -4,6 +4,11 @@
 the operators (:class:`BatchRuntime`: the in-process one of :mod:`aspen.pipeline.maintain_local`,
 the Spark one of :mod:`aspen.pipeline.maintain_spark`):
 
+0. **check** that the view tables, the change log and the runtime's state the last committed
+   batch left are all there (:func:`~aspen.pipeline.integrity.check_lake`: Delta logs and folder
+   listings, no scan), else refuse in one line before writing anything; a **rebuild**
+   (``aspen maintain --rebuild``) checks nothing, moves aside a table whose log cannot be read
+   and rebuilds every view from the registry;
 1. **apply** the logged updates to the base tables and the registry (:mod:`aspen.lake.apply`),
    and restore any table a failed run wrote past the last committed batch
    (:func:`~aspen.pipeline.ledger.restore_uncommitted`);
@@ -102,6 +107,10 @@ class BatchRuntime(Protocol):
         """Prepare the batch after ``last`` through ingest batch ``through`` (counting the
         instances in ``report``); False when there is nothing to do."""
 
+    def force_rebuild(self) -> None:
+        """Make the next batch rebuild every view and the runtime's state from the registry,
+        whatever the runtime holds or the lake keeps (``aspen maintain --rebuild``)."""
+
     def rebuilds(self) -> bool:
         """Whether the prepared batch rebuilds every view from scratch (then it compacts)."""
 
@@ -153,14 +162,32 @@ def registry_through(settings: Settings) -> int:
 
 
 def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
-              apply: Callable[[], Any]) -> MaintainReport:
+              apply: Callable[[], Any], rebuild: bool = False) -> MaintainReport:
     """One maintained batch of ``runtime`` (see the module docstring); ``apply`` applies the
-    logged updates (step 1), ``meter`` measures the phases."""
+    logged updates (step 1), ``meter`` measures the phases. A damaged lake is refused
+    (:class:`~aspen.pipeline.integrity.DamagedLakeError`) unless ``rebuild``, which rebuilds
+    every view from the registry, committed as one batch even when nothing new was logged."""
+    from aspen.pipeline import integrity
+
     started = time.perf_counter()
+    # what a rebuild writes afresh: the views, the log, the runtime's state (governed or not)
+    state = integrity.STATE_TABLES.get(runtime.name)
+    rewritten = tuple(dict.fromkeys((*runtime.views, VIEW_CHANGES, *runtime.state_tables,
+                                     *([state] if state else []))))
+    notes: list[str] = []
     with meter.phase("apply"):
+        if rebuild:
+            notes = integrity.prepare_rebuild(settings, rewritten)
+            runtime.force_rebuild()
+        else:
+            try:
+                integrity.check_lake(settings)
+            except integrity.DamagedLakeError:
+                runtime.discard()
+                raise
         apply()
         last = ledger.last_committed(settings)
-        ledger.restore_uncommitted(settings, last)
+        ledger.restore_uncommitted(settings, last, skip=rewritten if rebuild else ())
         crash_point("maintain:after-apply")
         if not table_exists(settings, "variables"):
             raise ConfigError("the lake has no base tables yet: run `aspen ingest FILE…` first")
@@ -169,6 +196,9 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
     entry = ledger.LedgerEntry(last.batch_id + 1, through, runtime.name, runtime.partitions,
                                runtime.mode)
     report = MaintainReport(entry.batch_id, through)
+    if rebuild:
+        report.notes += [*notes, "  rebuilt every view, the change log and the runtime's state "
+                                 "from the registry"]
     try:
         with meter.phase("read"):
             if not runtime.read(settings, last, through, report):

@@ -19,12 +19,17 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from aspen.lake.deltars import read_table, table_exists, table_version, write_table
 from aspen.lake.lease import check_held
 from aspen.settings import Settings
 
-__all__ = ["LEDGER", "LedgerEntry", "commit", "last_committed", "restore_uncommitted"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LEDGER", "LedgerEntry", "commit", "last_and_versions", "last_committed",
+           "restore_uncommitted"]
 
 LEDGER = "ledger"
 
@@ -43,12 +48,34 @@ class LedgerEntry:
 
 def last_committed(settings: Settings) -> LedgerEntry:
     """The last committed batch, or batch 0 covering nothing on a fresh lake."""
+    return _last_of(_rows(settings))
+
+
+def last_and_versions(settings: Settings) -> tuple[LedgerEntry, dict[str, int]]:
+    """:func:`last_committed` and :func:`aspen.lake.committed.committed_versions` (each table's
+    version as the latest row that recorded it), from one read of the ledger.
+
+    >>> last_and_versions(Settings(lake="/nonexistent/lake"))[1]
+    {}
+    """
+    from aspen.lake.committed import versions_in
+
+    frame = _rows(settings)
+    return _last_of(frame), versions_in(frame)
+
+
+def _rows(settings: Settings) -> pd.DataFrame | None:
+    """The ledger's rows by batch (None: no ledger, or an empty one)."""
     if not table_exists(settings, LEDGER):
-        return LedgerEntry(0, -1, "", 0, "")
+        return None
     frame = read_table(settings, LEDGER)
-    if frame.empty:
+    return None if frame.empty else frame.sort_values("batch_id")
+
+
+def _last_of(frame: pd.DataFrame | None) -> LedgerEntry:
+    if frame is None:
         return LedgerEntry(0, -1, "", 0, "")
-    row = frame.sort_values("batch_id").iloc[-1]
+    row = frame.iloc[-1]
     versions = row.get("table_versions")
     missing = versions is None or (isinstance(versions, float) and math.isnan(versions))
     return LedgerEntry(
@@ -89,15 +116,20 @@ def commit(
     return replace(entry, table_versions=versions)
 
 
-def restore_uncommitted(settings: Settings, entry: LedgerEntry) -> list[str]:
+def restore_uncommitted(settings: Settings, entry: LedgerEntry,
+                        skip: Iterable[str] = ()) -> list[str]:
     """Restore every table a failed run wrote after the committed batch ``entry`` to the version
-    that batch committed (Delta time travel); returns the tables restored."""
+    that batch committed (Delta time travel), but those in ``skip`` (a rebuild writes them
+    afresh, whatever they hold); returns the tables restored."""
     from deltalake import DeltaTable
 
     from aspen.lake.deltars import only_compacted_since
 
     restored = []
+    skipped = set(skip)
     for name, version in sorted(entry.table_versions.items()):
+        if name in skipped:
+            continue
         if table_exists(settings, name) and table_version(settings, name) > version:
             if only_compacted_since(settings, name, version):
                 continue  # housekeeping compacted it since: the committed rows, in fewer files

@@ -7,7 +7,8 @@ it runs (:class:`LocalBatch`). No step needs a JVM: apply runs in process for sm
 - **state**: the engine's state of the last committed batch, kept in memory by a long-lived
   maintainer (the follower) and otherwise loaded from ``engine_state``, which gets a binary row
   every :data:`STATE_EVERY` batches and on a rebuild (the last :data:`KEEP_STATES` kept); empty
-  on a fresh lake;
+  on a fresh lake; a forced rebuild (``maintain --rebuild``) uses neither and writes
+  ``engine_state`` afresh;
 - **read**: the registry's births and deaths since the state's batch (:func:`batch_between`),
   only the registry rows born or killed after it — a loaded state older than the committed
   batch first replays the batches in between;
@@ -137,6 +138,8 @@ class LocalBatch:
         self._state_through = -1  # ... and the last ingest batch it covers
         self._current: Published = {}
         self._records: dict[str, list[dict[str, Any]]] = {}
+        self._force = False  # the next batch rebuilds, whatever is held or stored
+        self._fresh_state = False  # this batch writes engine_state afresh (a forced rebuild)
 
     # -- read --------------------------------------------------------------------------------
     def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
@@ -145,11 +148,14 @@ class LocalBatch:
         since."""
         from aspen.runtime.local import LocalRuntime
 
-        held = self._held == _state_key(settings.lake_uri, last) and self._runtime is not None
+        forced, self._force = self._force, False
+        self._fresh_state = forced
+        held = self._held == _state_key(settings.lake_uri, last) and self._runtime is not None \
+            and not forced
         if not held:
             self._runtime, self._published = None, {}
             self._state_batch = self._state_through = -1
-            if last.runtime == self.name and (last.partitions, last.mode) == (
+            if not forced and last.runtime == self.name and (last.partitions, last.mode) == (
                     self.partitions, self.mode):
                 stored = load_runtime(settings, last)
                 if stored is not None:
@@ -190,6 +196,12 @@ class LocalBatch:
                 runtime.apply(replay, deltas=False)
             runtime.flush()
         self._published = {view: runtime.view(view) for view in self.views}
+
+    def force_rebuild(self) -> None:
+        """The next batch builds the views and the state from the registry (nothing held or
+        stored is used; ``engine_state`` is written afresh)."""
+        self.discard()
+        self._force = True
 
     def rebuilds(self) -> bool:
         """Whether this batch builds the views from nothing."""
@@ -290,8 +302,8 @@ class LocalBatch:
                             ("mode", pa.string()), ("through_ingest_batch", pa.int64()),
                             ("state", pa.large_binary())])
         data = pa.Table.from_pylist([row], schema=schema)
-        kept = _kept_states(settings)
-        if kept is None:  # no table yet, or one of an older layout
+        kept = None if self._fresh_state else _kept_states(settings)
+        if kept is None:  # no table yet, one of an older layout, or a forced rebuild
             write_table(settings, ENGINE_STATE, data)
         else:
             older = sorted(b for b in kept if b < entry.batch_id)[-(KEEP_STATES - 1):]
@@ -401,10 +413,14 @@ def maintain_local(
     spark: Any = None,
     partitions: int | None = None,
     mode: str | None = None,
+    rebuild: bool = False,
 ) -> MaintainReport:
     """Run one maintained batch on the in-process runtime (see the module docstring). ``spark``
     is used only for a large apply (:func:`aspen.lake.apply.apply_pending`); the runtime of
     this process's last batch on the lake is reused when it is still the committed state.
+    ``rebuild`` rebuilds every view and the engine state from the registry (``aspen maintain
+    --rebuild``); without it a damaged lake is refused
+    (:class:`~aspen.pipeline.integrity.DamagedLakeError`).
 
     Example, on a lake::
 
@@ -425,7 +441,7 @@ def maintain_local(
     session = spark if spark is not None else _maintain_session
     with lock:
         return run_batch(settings, runtime.bind(settings), meter,
-                         lambda: apply_pending(session, settings))
+                         lambda: apply_pending(session, settings), rebuild=rebuild)
 
 
 def _maintain_session() -> Any:

@@ -478,6 +478,7 @@ def maintain_spark(
     compact_over: int | None = None,
     hosts: int | None = None,
     resident: bool = True,
+    rebuild: bool = False,
 ) -> MaintainReport:
     """Run one maintained batch on Spark (see the module docstring); ``partitions`` query nodes
     (default ``settings.partitions``), each a Spark task per round. ``views`` narrows what is
@@ -487,7 +488,9 @@ def maintain_spark(
     is how many Spark tasks a round runs the nodes on (:func:`~aspen.runtime.rounds.run_host`;
     default: :func:`default_hosts`). With ``resident`` (the default) a host's nodes stay in memory
     in a process of their own for the application's life (:mod:`aspen.spark.host_process`);
-    without, in whichever Python worker ran them last.
+    without, in whichever Python worker ran them last. ``rebuild`` rebuilds every view and the
+    node states from the registry (``aspen maintain --rebuild``); without it a damaged lake is
+    refused (:class:`~aspen.pipeline.integrity.DamagedLakeError`).
 
     Example, on a lake::
 
@@ -511,7 +514,7 @@ def maintain_spark(
     # a shuffle partition, so a task, per query node
     with temporary_conf(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
         return run_batch(settings, runtime, PhaseMeter.for_spark(spark),
-                         lambda: apply_pending(spark, settings))
+                         lambda: apply_pending(spark, settings), rebuild=rebuild)
 
 
 def default_hosts(spark: SparkSession, partitions: int) -> int:
@@ -585,15 +588,21 @@ class SparkBatch:
         self._sizes: dict[str, int] = {}
         self._last: ledger.LedgerEntry | None = None
         self._settings = Settings()
+        self._force = False  # the next batch rebuilds the node states, whatever is stored
 
     def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
              report: MaintainReport) -> bool:
         """The registry's changes since ``last`` as the first round's mail, and the committed
         node states."""
         self._last, self._settings = last, settings
+        forced, self._force = self._force, False
         self._batch = _read_batch(self.spark, settings, last, through, self.request, self.stats,
-                                  report)
+                                  report, forced)
         return self._batch is not None
+
+    def force_rebuild(self) -> None:
+        """The next batch builds every node from the registry (``node_state`` written afresh)."""
+        self._force = True
 
     def _require(self) -> _Batch:
         if self._batch is None:
@@ -704,16 +713,16 @@ class SparkBatch:
 
 def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntry,
                 through: int, request: _Request, stats: SparkBatchStats,
-                report: MaintainReport) -> _Batch | None:
+                report: MaintainReport, force: bool = False) -> _Batch | None:
     """The next batch after ``last``: the updates registered since, as the first round's mail,
     and the committed node states; ``None`` when nothing was registered since. Rebuilds from
-    scratch (every update, no states) when the last batch ran with another runtime, partition
-    count or mode, or ``node_state`` has an older layout. Counts the kill notices in ``stats``
-    and the instances in ``report``."""
+    scratch (every update, no states) when ``force``d, when the last batch ran with another
+    runtime, partition count or mode, or ``node_state`` has an older layout. Counts the kill
+    notices in ``stats`` and the instances in ``report``."""
     from aspen.engine.plan import PlanChoices
 
     partitions, mode = request.partitions, request.mode
-    rebuild = (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
+    rebuild = force or (last.runtime, last.partitions, last.mode) != (RUNTIME, partitions, mode) \
         or not _state_is_current(settings)
     if not rebuild and through <= last.through_ingest_batch:
         return None
