@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,12 +36,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _no_constant(name: str) -> Any:
+    # Python's json reads NaN, Infinity and -Infinity, which JSON does not have
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_no_constant)
+
+
 def _read_json(path: str, option: str) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = _loads(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
         raise ConfigError(f"{option} {path}: {err.strerror or err}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise ConfigError(f"{option} {path}: not valid JSON ({err})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{option} {path}: expected a JSON object")
@@ -59,13 +69,23 @@ def _read_changes(path: str) -> list[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            change = json.loads(line)
-        except json.JSONDecodeError as err:
+            change = _loads(line)
+        except (ValueError, RecursionError) as err:
             raise ConfigError(f"--changes {path}, line {number}: not valid JSON ({err})") from None
         if not isinstance(change, dict):
             raise ConfigError(f"--changes {path}, line {number}: expected a JSON object")
         changes.append((number, change))
     return changes
+
+
+def _check_params(values: Any, where: str) -> None:
+    """Cost-model parameters must be ones the model has (a misspelt one would be ignored)."""
+    from aspen.optimizer.cost import DEFAULT_PARAMS
+
+    unknown = sorted(str(name) for name in values if name not in DEFAULT_PARAMS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown cost parameter(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(DEFAULT_PARAMS)}")
 
 
 def _print_table(step: str, result: Any, relations: Mapping[str, str]) -> None:
@@ -95,6 +115,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"--query {args.query}: {err}") from None
     try:
         stats = Stats.from_json(stats_data)
+        _check_params(stats_data.get("params", {}), "params")
     except ConfigError as err:
         raise ConfigError(f"--stats {args.stats}: {err}") from None
     changes = _read_changes(args.changes) if args.changes else []
@@ -102,16 +123,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     for number, change in changes:  # every change checked before any output
         try:
             check, _ = check.changed(change)
+            _check_params(change.get("params", {}), "params")
         except ConfigError as err:
             raise ConfigError(f"--changes {args.changes}, line {number}: {err}") from None
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     options = SpaceOptions(methods=methods, left_linear=args.left_linear)
-    optimizer = make_optimizer(args.method, SearchSpace(query, options))
+    try:
+        optimizer = make_optimizer(args.method, SearchSpace(query, options))
+    except ConfigError as err:
+        raise ConfigError(f"--query {args.query}: {err}") from None
 
     def emit(step: int, change: dict[str, Any] | None, result: Any) -> None:
+        if not math.isfinite(result.cost):  # the input bounds rule it out; never print it
+            raise ConfigError(f"step {step}: the best plan's cost is {result.cost}, not finite; "
+                              "the statistics are beyond what the cost model can add up")
         if args.format == "json":
             print(json.dumps({"step": step, "method": args.method, "change": change,
-                              **result.as_dict()}), flush=True)
+                              **result.as_dict()}, allow_nan=False), flush=True)
         else:
             label = "initial plan" if change is None else (
                 f"after change {step} {json.dumps(change)}")

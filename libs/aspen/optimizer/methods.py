@@ -32,6 +32,7 @@ from typing import Any
 
 from aspen.errors import ConfigError
 from aspen.optimizer.exhaustive import Exhaustive
+from aspen.optimizer.limits import check_size
 from aspen.optimizer.result import Optimizer
 from aspen.optimizer.space import SearchSpace
 from aspen.optimizer.systemr import SystemR
@@ -72,8 +73,10 @@ METHODS: dict[str, OptimizerFactory] = {
 
 
 def make_optimizer(method: str, space: SearchSpace, **options: Any) -> Optimizer:
-    """The optimizer ``method`` names, over ``space`` (ConfigError: unknown or not available)."""
+    """The optimizer ``method`` names, over ``space`` (ConfigError: unknown or not available,
+    or a query beyond :mod:`aspen.optimizer.limits`)."""
     factory = METHODS.get(method)
     if factory is None:
         raise ConfigError(f"unknown optimizer method {method!r}; known: {', '.join(METHODS)}")
+    check_size(space.query)
     return factory(space, **options)

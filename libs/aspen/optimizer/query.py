@@ -50,7 +50,7 @@ class JoinPredicate:
         JoinPredicate(left='c.c_custkey', right='o.o_custkey')
         """
         parts = [p.strip() for p in text.split("=")]
-        if len(parts) != 2 or not all("." in p for p in parts):
+        if len(parts) != 2 or not all(all(p.partition(".")) for p in parts):
             raise ConfigError(f"join predicate {text!r}: expected 'alias.column = alias.column'")
         left, right = sorted(parts)
         if left.split(".", 1)[0] == right.split(".", 1)[0]:
@@ -96,6 +96,25 @@ class _Signature:
         return self is other or (isinstance(other, _Signature) and self.value == other.value)
 
 
+def _kind(value: Any) -> str:
+    """A JSON value's type in words."""
+    return {"str": "a string", "bool": "a boolean", "NoneType": "null", "list": "a list",
+            "dict": "an object", "int": "a number", "float": "a number"}.get(
+                type(value).__name__, type(value).__name__)
+
+
+def _typed(value: Any, kind: type, what: str, expected: str) -> Any:
+    if not isinstance(value, kind) or isinstance(value, str | bool):
+        raise ConfigError(f"query: {what} must be {expected}, not {_kind(value)}")
+    return value
+
+
+def _name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"query: {what} must be a non-empty string, not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Query:
     """A join graph: ``relations`` (alias → table), equality ``joins`` and per-relation
@@ -125,16 +144,41 @@ class Query:
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> Query:
         """Read Q.json: ``relations`` maps alias → table name (or ``{"table": name}``), ``joins``
-        lists ``"a.x = b.y"`` strings, ``filters`` lists ``{"relation", "predicate"}``."""
-        try:
-            relations = {str(a): str(t["table"] if isinstance(t, Mapping) else t)
-                         for a, t in dict(data["relations"]).items()}
-            joins = tuple(sorted({JoinPredicate.parse(str(j)) for j in data.get("joins", ())}))
-            filters = tuple(Filter(str(f["relation"]), str(f["predicate"]))
-                            for f in data.get("filters", ()))
-        except (KeyError, TypeError, AttributeError) as err:
-            raise ConfigError(f"query: malformed Q.json ({err!r})") from None
-        return Query(relations, joins, filters, name=str(data.get("name", "query")),
+        lists ``"a.x = b.y"`` strings, ``filters`` lists ``{"relation", "predicate"}``; every
+        part has exactly its type (ConfigError, one line).
+
+        >>> Query.from_json({"relations": ["a", "b"]})
+        Traceback (most recent call last):
+        ...
+        aspen.errors.ConfigError: query: relations must be an object (alias → table), not a list
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"query: Q.json must be an object, not {_kind(data)}")
+        if "relations" not in data:
+            raise ConfigError("query: Q.json needs 'relations' (alias → table)")
+        relations = {}
+        for alias, table in _typed(data["relations"], Mapping, "relations",
+                                   "an object (alias → table)").items():
+            if not isinstance(alias, str) or not alias or any(c in alias for c in ".= \t\n"):
+                raise ConfigError(f"query: alias {alias!r} must be a non-empty name without "
+                                  "'.', '=' or spaces")
+            if isinstance(table, Mapping):
+                if "table" not in table:
+                    raise ConfigError(f"query: relation {alias!r} needs 'table'")
+                table = table["table"]
+            relations[alias] = _name(table, f"the table of {alias!r}")
+        joins = tuple(sorted({JoinPredicate.parse(_name(j, "a join"))
+                              for j in _typed(data.get("joins", []), list, "joins",
+                                              "a list of 'a.x = b.y' strings")}))
+        filters = []
+        for f in _typed(data.get("filters", []), list, "filters", "a list of objects"):
+            f = _typed(f, Mapping, "a filter", "an object with 'relation' and 'predicate'")
+            if "relation" not in f or "predicate" not in f:
+                raise ConfigError(f"query: filter {dict(f)!r} needs 'relation' and 'predicate'")
+            filters.append(Filter(_name(f["relation"], "a filter's relation"),
+                                  _name(f["predicate"], "a filter's predicate")))
+        return Query(relations, joins, tuple(filters),
+                     name=_name(data.get("name", "query"), "name"),
                      extra={k: v for k, v in data.items()
                             if k not in {"relations", "joins", "filters", "name"}})
 

@@ -25,13 +25,15 @@ Every value has a :data:`StatKey`, so a change names exactly the statistics it m
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aspen.errors import ConfigError
 
-__all__ = ["DEFAULT_FILTER_SELECTIVITY", "DEFAULT_WIDTH", "StatKey", "Stats"]
+__all__ = ["DEFAULT_FILTER_SELECTIVITY", "DEFAULT_WIDTH", "MAX_STATISTIC", "StatKey", "Stats",
+           "statistic"]
 
 #: A statistic's name: ``(kind, name)`` — kind one of rows, width, ndv, selectivity, params.
 StatKey = tuple[str, str]
@@ -42,16 +44,52 @@ DEFAULT_WIDTH = 100.0
 _KINDS = ("rows", "width", "ndv", "selectivity", "params")
 
 
-def _positive(kind: str, name: str, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"statistic {kind} {name!r}: {value!r} is not a number") from None
-    if not math.isfinite(number) or number < 0:
-        raise ConfigError(f"statistic {kind} {name!r}: {value!r} must be a finite number ≥ 0")
-    if kind == "selectivity" and number > 1:
-        raise ConfigError(f"selectivity {name!r}: {value!r} must be at most 1")
-    return number
+#: The largest statistic (rows, ndv, width, a cost parameter): with at most
+#: :data:`aspen.optimizer.limits.MAX_RELATIONS` relations every cost stays finite
+#: (docs/decisions/0043-optimizer-input-bounds.md).
+MAX_STATISTIC = 1e18
+
+
+def _kind_name(kind: str, name: str) -> str:
+    return f"selectivity {name!r}" if kind == "selectivity" else f"statistic {kind} {name!r}"
+
+
+def statistic(kind: str, name: str, value: Any) -> float:
+    """A statistic's value checked (ConfigError): a JSON number, not a boolean or string, finite,
+    in [0, MAX_STATISTIC] — a selectivity in [0, 1].
+
+    >>> statistic("rows", "orders", 1500000)
+    1500000.0
+    >>> statistic("rows", "orders", "15")
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: statistic rows 'orders': '15' is a string, not a number
+    >>> statistic("selectivity", "a.k=b.k", 1.5)
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: selectivity 'a.k=b.k': 1.5 must be at most 1
+    """
+    what = _kind_name(kind, name)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
+        article = {"str": "a string", "bool": "a boolean", "NoneType": "null",
+                   "list": "a list", "dict": "an object"}.get(type(value).__name__,
+                                                             type(value).__name__)
+        raise ConfigError(f"{what}: {shown} is {article}, not a number")
+    if not isinstance(value, numbers.Integral) and not math.isfinite(value):
+        raise ConfigError(f"{what}: {shown} must be a finite number")
+    if value < 0:
+        raise ConfigError(f"{what}: {shown} must be ≥ 0")
+    top = 1 if kind == "selectivity" else MAX_STATISTIC
+    if value > top:
+        raise ConfigError(f"{what}: {shown} must be at most {top:g}")
+    return float(value)
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"statistics: {what} must be an object, not {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -65,22 +103,30 @@ class Stats:
 
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> Stats:
-        """Read S.json (``tables``, ``selectivity``, ``params``)."""
+        """Read S.json (``tables``, ``selectivity``, ``params``; other keys are ignored), every
+        value checked by :func:`statistic` (ConfigError, one line).
+
+        >>> Stats.from_json({"tables": ["orders"]})
+        Traceback (most recent call last):
+        ...
+        aspen.errors.ConfigError: statistics: tables must be an object, not list
+        """
         values: dict[StatKey, float] = {}
-        try:
-            for table, info in dict(data.get("tables", {})).items():
-                for kind in ("rows", "width"):
-                    if kind in info:
-                        values[(kind, table)] = _positive(kind, table, info[kind])
-                for column, cinfo in dict(info.get("columns", {})).items():
-                    if "ndv" in cinfo:
-                        name = f"{table}.{column}"
-                        values[("ndv", name)] = _positive("ndv", name, cinfo["ndv"])
-            for kind in ("selectivity", "params"):
-                for name, value in dict(data.get(kind, {})).items():
-                    values[(kind, str(name))] = _positive(kind, str(name), value)
-        except (TypeError, AttributeError) as err:
-            raise ConfigError(f"statistics: malformed S.json ({err!r})") from None
+        data = _mapping(data, "S.json")
+        for table, info in _mapping(data.get("tables", {}), "tables").items():
+            info = _mapping(info, f"table {table!r}")
+            for kind in ("rows", "width"):
+                if kind in info:
+                    values[(kind, table)] = statistic(kind, table, info[kind])
+            columns = _mapping(info.get("columns", {}), f"the columns of {table!r}")
+            for column, cinfo in columns.items():
+                cinfo = _mapping(cinfo, f"column {table}.{column}")
+                if "ndv" in cinfo:
+                    name = f"{table}.{column}"
+                    values[("ndv", name)] = statistic("ndv", name, cinfo["ndv"])
+        for kind in ("selectivity", "params"):
+            for name, value in _mapping(data.get(kind, {}), kind).items():
+                values[(kind, str(name))] = statistic(kind, str(name), value)
         return Stats(values)
 
     def to_json(self) -> dict[str, Any]:
@@ -116,7 +162,7 @@ class Stats:
                 raise ConfigError(f"change: {kind} must map names to numbers")
             for name, value in entries.items():
                 key = (kind, str(name))
-                number = _positive(kind, str(name), value)
+                number = statistic(kind, str(name), value)
                 if values.get(key) != number:
                     values[key] = number
                     moved.add(key)

@@ -4,6 +4,10 @@ Nothing here names a master, a host or an absolute path. The master comes from
 ``spark-submit --master`` (or ``spark-defaults.conf``), else from ``$SPARK_MASTER``, else the
 embedded default ``local[2]``. The Delta jars come from ``$ASPEN_JARS`` or from ``infra/jars``
 found by walking up from this package (``make setup`` fetches them); Ivy never resolves anything.
+Spark's own log goes to a file, not the terminal: the driver JVM gets ``infra/log4j2.properties``
+(found the same way) through ``spark.driver.defaultJavaOptions`` (:func:`log4j2_java_options`),
+which writes WARN and above to :func:`spark_log_file` and only ERROR lines, one line each, to
+the terminal.
 
 >>> SMALL_MACHINE_CONF["spark.databricks.delta.properties.defaults.enableDeletionVectors"]
 'false'
@@ -26,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_LOCAL_MASTER",
     "JAR_PATTERNS",
+    "LOG_OPTIONS_CONF",
     "SMALL_MACHINE_CONF",
     "SHORT_JOB_CONF",
     "TEST_CONF",
@@ -33,8 +38,10 @@ __all__ = [
     "TINY_DATA_SQL_CONF",
     "TINY_TABLE_BYTES",
     "find_delta_jars",
+    "log4j2_java_options",
     "master_from_environment",
     "get_spark",
+    "spark_log_file",
     "sql_conf_for_tables",
     "temporary_conf",
 ]
@@ -163,6 +170,45 @@ def find_delta_jars(start: Path | None = None) -> list[str]:
     )
 
 
+#: The driver JVM option that carries the log configuration (prepended to a deployment's
+#: ``spark.driver.extraJavaOptions``, which it leaves alone).
+LOG_OPTIONS_CONF = "spark.driver.defaultJavaOptions"
+
+
+def spark_log_file() -> Path:
+    """Where Spark's JVM log goes: ``$ASPEN_LOG_DIR/spark.log``, else ``spark.log`` in
+    ``aspen-logs-<user>`` under the temporary folder.
+
+    >>> spark_log_file().name
+    'spark.log'
+    """
+    import getpass
+    import tempfile
+
+    folder = os.environ.get("ASPEN_LOG_DIR", "").strip()
+    if folder:
+        return Path(folder).expanduser() / "spark.log"
+    return Path(tempfile.gettempdir()) / f"aspen-logs-{getpass.getuser()}" / "spark.log"
+
+
+def log4j2_java_options(start: Path | None = None) -> str | None:
+    """The driver JVM options that make it log by ``infra/log4j2.properties`` (looked for in
+    ``start``, default this package, and its parents) into :func:`spark_log_file`; None when
+    the file is not there (an installed package without the checkout: Spark's defaults).
+
+    >>> "-Dlog4j2.configurationFile=file:" in (log4j2_java_options() or "")
+    True
+    """
+    here = (start or Path(__file__)).resolve()
+    for folder in [here, *here.parents]:
+        config = folder / "infra" / "log4j2.properties"
+        if config.is_file():
+            log_file = str(spark_log_file())
+            quoted = f'"{log_file}"' if any(c.isspace() for c in log_file) else log_file
+            return f"-Dlog4j2.configurationFile={config.as_uri()} -Daspen.log.file={quoted}"
+    return None
+
+
 def master_from_environment() -> str | None:
     """The master to set in code, or ``None`` when spark-submit / Spark conf already names one.
 
@@ -283,6 +329,9 @@ def get_spark(app_name: str = "aspen", extra_conf: Mapping[str, str] | None = No
         builder = builder.master(master)
     conf = dict(SMALL_MACHINE_CONF)
     conf["spark.jars"] = ",".join(jars)
+    log_options = log4j2_java_options()
+    if log_options:  # read when this call starts the driver JVM; spark-submit passes its own
+        conf[LOG_OPTIONS_CONF] = log_options
     conf.update(extra_conf or {})
     if _runs_locally(master) and not os.environ.get("PYSPARK_PYTHON"):
         # local Python workers must import aspen: use this interpreter (a cluster sets its own)

@@ -115,7 +115,7 @@ def test_the_documented_examples_run(capsys, tmp_path) -> None:
     ("q.json:[1, 2]", ["--query", "{tmp}/q.json"], "expected a JSON object"),
     ('q.json:{"relations": {"a": "t", "b": "u"}, "joins": []}', ["--query", "{tmp}/q.json"],
      "not connected"),
-    ('s.json:{"tables": {"orders": {"rows": -1}}}', ["--stats", "{tmp}/s.json"], "must be a"),
+    ('s.json:{"tables": {"orders": {"rows": -1}}}', ["--stats", "{tmp}/s.json"], "must be ≥ 0"),
     ('c.jsonl:{"rows": {"orders": 1}}\n{"cardinality": {}}', ["--changes", "{tmp}/c.jsonl"],
      "line 2: change: unknown statistic 'cardinality'"),
     ("c.jsonl:[]", ["--changes", "{tmp}/c.jsonl"], "line 1: expected a JSON object"),

@@ -31,17 +31,19 @@ completion of it can be cheaper.
 
 Incremental maintenance (§4.3): a batch of statistic changes marks the AND nodes whose local
 cost it moves (:meth:`SearchSpace.depends_on`); those of active OR nodes are re-keyed, and the
-OR nodes above them un-settle and settle again, so update deltas flow through PlanCost,
-BestCost and Bound; the predicates are re-evaluated on the ranges the thresholds moved over
-(a raised bound re-inserts the plans with low in (b, b'], a lowered one prunes those in
-(b', b]). The stale-cost policy: every OR node keeps the reverse index of all its parent AND
-nodes, live or suppressed, whose stored costs are refreshed when it settles; an OR node pruned
-by reference counting is not maintained — the changes only mark it stale, and it is recomputed
-in full when its RefCount goes 0→1. Until then its parents carry a lower bound for it: the one
-it had, if the batch moved every cost up (:mod:`.direction`), else its structural floor
-(:mod:`.floors`). After such an upward batch a pruned AND node also keeps its old local cost
-as a lower bound, and is re-costed only when a threshold rises past its low (the seed's lazy
-propagation of LocalCost increases, §4.3.3).
+OR nodes above them un-settle and settle again, so update deltas flow through PlanCost, BestCost
+and Bound; the predicates are re-evaluated on the ranges the thresholds moved over (a raised
+bound re-inserts the plans with low in (b, b'], a lowered one prunes those in (b', b]); a moved
+BestCost re-tests both sides of its new value (the unpruned past it, the pruned up to it within
+the bound), since a predicate may have seen a best that came and went, so ties are broken by
+split order after any change as from scratch. The stale-cost policy: every OR node keeps the
+reverse index of all its parent AND nodes, live or suppressed, whose stored costs are refreshed
+when it settles; an OR node pruned by reference counting is not maintained — the changes only
+mark it stale, and it is recomputed in full when its RefCount goes 0→1. Until then its parents
+carry a lower bound for it: the one it had, if the batch moved every cost up
+(:mod:`.direction`), else its structural floor (:mod:`.floors`). After such an upward batch a
+pruned AND node also keeps its old local cost as a lower bound, and is re-costed only when a
+threshold rises past its low (the seed's lazy propagation of LocalCost increases, §4.3.3).
 
 >>> from aspen.optimizer.query import Query
 >>> from aspen.optimizer.space import SearchSpace
@@ -153,14 +155,15 @@ class Dataflow:
         """Process deltas until none is left."""
         work, handlers = self.work, self._handlers
         pop = work.pop
-        budget = 400 * (len(self.ands) + 1000)  # a guard: the rules converge far sooner
+        # a guard against a bug, scaled by the AND nodes derived so far (the space grows while
+        # it runs: a budget fixed at the start refused large queries that were converging)
+        start, ands = self.steps, self.ands
         while True:
             while work:
                 kind, node = pop()
                 handlers[kind](node)
                 self.steps += 1
-                budget -= 1
-                if budget < 0:
+                if self.steps - start > 400 * (len(ands) + 1000):
                     raise DataflowError("the optimizer's dataflow did not converge")
             if not self._collect:
                 break
@@ -570,15 +573,20 @@ class Dataflow:
         self._reconcile(a)
 
     def _on_best(self, o: OrState) -> None:
-        """BestCost moved: aggregate selection re-tests the alternatives the move passed."""
+        """BestCost moved: aggregate selection re-tests the alternatives on the wrong side of it.
+
+        Both sides, whichever way the best moved: the deltas of one OR node coalesce, and a
+        predicate evaluated meanwhile saw a best that came and went. (Re-testing one side by
+        the direction of the move left an alternative tied with a new best of lower index live
+        when its own cost had risen against an intermediate best.)"""
         o.queued &= ~_Q_BEST
         if not o.active:
             return
-        new, old = o.agg.best(), o.ub_seen
-        o.ub_seen = new
-        if self.aggsel and new != old:
-            ids = o.unpruned.ids_after(new) if new < old else o.pruned.ids_through(new)
-            for idx in ids:
+        new = o.ub_seen = o.agg.best()
+        if self.aggsel:
+            # a pruned one above the bound stays pruned; a later rise of the bound re-tests it
+            limit = min(new, (self._threshold(o), INF)) if self.bounding else new
+            for idx in o.unpruned.ids_after(new) + o.pruned.ids_through(limit):
                 self._pred(o.alts[idx])
         if self.bounding:
             self._push_or(o, _Q_BOUND, _BOUND)
