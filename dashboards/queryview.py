@@ -1,6 +1,7 @@
-"""Helpers of the Queries page: the continuous queries' registry rows, plans drawn as trees,
-runs per operator and plan histories, from the ``queries``, ``query_runs`` and ``plans``
-tables (read by ``lakeview``). Pure functions over frames: no Streamlit call, no lake access.
+"""Helpers of the Queries page: the continuous queries' registry rows, their last outcomes,
+plans drawn as trees, runs per operator and plan histories, from the ``queries``,
+``query_status``, ``query_runs`` and ``plans`` tables (read by ``lakeview``). Pure functions
+over frames: no Streamlit call, no lake access.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "cost_change_text",
     "latest_run",
     "operator_label",
+    "outcome_text",
     "plan_dot",
     "plan_history_rows",
     "plan_tree",
@@ -34,6 +36,7 @@ __all__ = [
     "run_table",
     "same_plan",
     "stat_change_text",
+    "status_of",
 ]
 
 
@@ -66,10 +69,12 @@ def registered_queries(frame: pd.DataFrame) -> list[RegisteredQuery]:
     return sorted(out, key=lambda q: q.name)
 
 
-def query_list(queries: Sequence[RegisteredQuery], runs: pd.DataFrame | None) -> pd.DataFrame:
+def query_list(queries: Sequence[RegisteredQuery], runs: pd.DataFrame | None,
+               statuses: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per query: its name, optimizer, when it was planned, the plan's cost, how often
     it ran and when last (``runs`` is the ``query_runs`` table, one row per plan node per run),
-    and its SQL.
+    and its SQL; with ``statuses`` (the ``query_status`` table) also its last outcome after a
+    batch (:func:`outcome_text`).
 
     >>> q = RegisteredQuery("hot", "SELECT 1", pd.Timestamp("2026-01-01", tz="UTC"), "{}", "{}",
     ...                     plan_cost=2.5, optimizer="exhaustive")
@@ -78,6 +83,10 @@ def query_list(queries: Sequence[RegisteredQuery], runs: pd.DataFrame | None) ->
     >>> query_list([q], runs).to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
     [{'name': 'hot', 'optimizer': 'exhaustive', 'planned at': '–', 'cost': 2.5, 'runs': 2,
       'last run': '2026-01-03 00:00:00', 'sql': 'SELECT 1'}]
+    >>> statuses = pd.DataFrame({"query": ["hot"], "status": ["failed"], "batch_id": [7],
+    ...                          "reason": ["division by zero"]})
+    >>> query_list([q], runs, statuses)["last outcome"].tolist()
+    ['failed after batch 7: division by zero']
     """
     rows = []
     for query in queries:
@@ -85,17 +94,57 @@ def query_list(queries: Sequence[RegisteredQuery], runs: pd.DataFrame | None) ->
         if runs is not None and not runs.empty and {"query", "run_id", "started_at"} <= set(runs):
             mine = runs[runs["query"].astype(str) == query.name]
         ran = mine is not None and not mine.empty
-        rows.append({
+        row = {
             "name": query.name,
             "optimizer": query.optimizer or "",
             "planned at": when_text(query.planned_at),
             "cost": float("nan") if query.plan_cost is None else float(query.plan_cost),
             "runs": int(mine["run_id"].nunique()) if ran else 0,  # type: ignore[index]
             "last run": when_text(mine["started_at"].max()) if ran else "–",  # type: ignore[index]
-            "sql": query.sql,
-        })
-    columns = ["name", "optimizer", "planned at", "cost", "runs", "last run", "sql"]
-    return pd.DataFrame(rows, columns=columns)
+        }
+        if statuses is not None:
+            row["last outcome"] = outcome_text(status_of(statuses, query.name))
+        row["sql"] = query.sql
+        rows.append(row)
+    columns = ["name", "optimizer", "planned at", "cost", "runs", "last run"]
+    columns += ["last outcome"] if statuses is not None else []
+    return pd.DataFrame(rows, columns=[*columns, "sql"])
+
+
+def status_of(statuses: pd.DataFrame | None, query: str) -> dict[str, object] | None:
+    """The ``query_status`` row of ``query`` (its last outcome after a batch), or None.
+
+    >>> frame = pd.DataFrame({"query": ["a", "b"], "status": ["ok", "timed out"]})
+    >>> status_of(frame, "b")["status"], status_of(frame, "c"), status_of(None, "a")
+    ('timed out', None, None)
+    """
+    if statuses is None or statuses.empty or "query" not in statuses:
+        return None
+    mine = statuses[statuses["query"].astype(str) == query]
+    return None if mine.empty else mine.iloc[-1].to_dict()
+
+
+def outcome_text(row: Mapping[str, object] | None) -> str:
+    """A query's last outcome in words: the status, the batch it ran after and the reason
+    (one line); ``–`` when it never ran after a batch.
+
+    >>> outcome_text({"status": "ok", "batch_id": 3.0, "reason": None})
+    'ok after batch 3'
+    >>> outcome_text({"status": "timed out", "batch_id": None, "reason": "cancelled after 120 s"})
+    'timed out: cancelled after 120 s'
+    >>> outcome_text(None)
+    '–'
+    """
+    if row is None or _missing(row.get("status")):
+        return "–"
+    text = str(row["status"])
+    batch = row.get("batch_id")
+    if not _missing(batch):
+        text += f" after batch {int(batch)}"  # type: ignore[call-overload]
+    reason = row.get("reason")
+    if not _missing(reason) and str(reason):
+        text += f": {reason}"
+    return text
 
 
 def latest_run(runs: pd.DataFrame, query: str) -> pd.DataFrame:

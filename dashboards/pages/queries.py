@@ -1,10 +1,11 @@
-"""Queries: the continuous queries registered on the lake, each one's current plan drawn as a
-tree with the estimated rows and those its last run observed, that run per operator, and the
-history of its plan.
+"""Queries: the continuous queries registered on the lake, each one's last outcome after a batch
+(a failed or cancelled query says why, in one line), its current plan drawn as a tree with the
+estimated rows and those its last run observed, that run per operator, and the history of its
+plan.
 
-Reads the ``queries``, ``query_runs`` and ``plans`` tables (written by delta-rs) through
-``lakeview`` at their latest versions, cached by version; a missing table or a query that was
-never planned or never ran gives a plain message, never a traceback.
+Reads the ``queries``, ``query_status``, ``query_runs`` and ``plans`` tables (written by
+delta-rs) through ``lakeview`` at their latest versions, cached by version; a missing table or a
+query that was never planned or never ran gives a plain message, never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import streamlit as st
 from lakeview import Snapshot, current_lake, read_latest, text, when_text
 from queryview import (
     latest_run,
+    outcome_text,
     plan_dot,
     plan_history_rows,
     plan_tree,
@@ -23,6 +25,7 @@ from queryview import (
     registered_queries,
     run_table,
     same_plan,
+    status_of,
 )
 
 from aspen.errors import AspenError
@@ -32,6 +35,7 @@ from aspen.queries.planner import plan_nodes
 from aspen.queries.plans import PLANS_TABLE
 from aspen.queries.registry import QUERIES_TABLE, RegisteredQuery
 from aspen.queries.runs import RUNS_TABLE
+from aspen.queries.status import OK, STATUS_TABLE
 from aspen.settings import Settings
 
 #: What a stored plan, join graph or statistics document that cannot be read raises.
@@ -54,6 +58,20 @@ def relation_tables(entry: RegisteredQuery) -> dict[str, str]:
         return {str(a): str(t) for a, t in json.loads(entry.query_json)["relations"].items()}
     except UNREADABLE:
         return {}
+
+
+def outcome_section(entry: RegisteredQuery, statuses: pd.DataFrame | None) -> None:
+    """The query's last outcome after a maintained batch: an error box when it failed or was
+    cancelled by its time limit, a caption when it ran."""
+    row = status_of(statuses, entry.name)
+    if row is None:
+        st.caption("It has not run after a maintained batch yet.")
+        return
+    when = when_text(row.get("finished_at"))
+    if str(row.get("status")) == OK:
+        st.caption(f"Last outcome ({when} UTC): {text(outcome_text(row))}.")
+    else:
+        st.error(f"Last outcome ({when} UTC): {text(outcome_text(row))}")
 
 
 def plan_section(entry: RegisteredQuery, run: pd.DataFrame) -> None:
@@ -143,13 +161,16 @@ def show_queries(settings: Settings) -> None:
         return
     runs = rows_or_warning(read_latest(settings, RUNS_TABLE))
     plans = rows_or_warning(read_latest(settings, PLANS_TABLE))
+    statuses = rows_or_warning(read_latest(settings, STATUS_TABLE))
 
-    st.dataframe(query_list(queries, runs), hide_index=True, width="stretch")
+    listed = query_list(queries, runs, statuses if statuses is not None else pd.DataFrame())
+    st.dataframe(listed, hide_index=True, width="stretch")
     by_name = {q.name: q for q in queries}
     name = st.selectbox("Query", list(by_name), key="query_name")
     entry = by_name[name]
     st.header(f"Query {text(entry.name)}")
     st.code(entry.sql, language="sql")
+    outcome_section(entry, statuses)
     run = latest_run(runs, entry.name) if runs is not None else pd.DataFrame()
     plan_section(entry, run)
     run_section(entry, run, runs is not None)

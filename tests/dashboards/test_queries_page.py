@@ -25,6 +25,7 @@ from aspen.queries.planner import choose_plan, plan_nodes
 from aspen.queries.plans import PlanChange, append_change
 from aspen.queries.registry import get_query, register, store_plan
 from aspen.queries.runs import RunRow, append_runs
+from aspen.queries.status import QueryStatus, record_statuses
 from aspen.settings import Settings
 
 QUERIES = "pages/queries.py"
@@ -96,6 +97,10 @@ def queries_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"kind": "selectivity", "name": "b: cost > 1", "old": None, "new": 0.125}]))
     append_change(settings, change("hot", 90, "exhaustive", "planned", 7.0, 3.25, []))
     append_change(settings, change("replanned", 5, "declarative", "initial", None, 1.0, []))
+    record_statuses(settings, [
+        QueryStatus("hot", "ok", None, 7, "latest", START, 3.5),
+        QueryStatus("replanned", "timed out", "cancelled after 120 s (the time limit)", 8, None,
+                    START, 120.0)])
     return root
 
 
@@ -193,6 +198,17 @@ def test_a_run_of_an_earlier_plan_shows_its_rows_by_relations(queries_lake: Path
     assert per_operator["operator"].tolist() == ["sort_merge", "scan b (link)", "scan a (link)"]
     assert per_operator["executed"].tolist()[0] == "SortMergeJoin"
     assert _frame(app, "reason")["reason"].tolist() == ["initial"]
+
+
+def test_a_query_cancelled_by_its_time_limit_says_so(queries_lake: Path) -> None:
+    app = open_page(QUERIES)
+    assert _frame(app, "last outcome")["last outcome"].tolist() == [
+        "–", "ok after batch 7", "timed out after batch 8: cancelled after 120 s (the time limit)"]
+    app.selectbox(key="query_name").select("replanned").run()
+    assert not app.exception, app.exception
+    assert [e.value for e in app.error] == [
+        "Last outcome (2026-03-01 12:00:00 UTC): `timed out after batch 8: cancelled after 120 s "
+        "(the time limit)`"]
 
 
 def test_the_page_on_an_empty_lake_says_there_are_no_queries(empty_lake: Path) -> None:

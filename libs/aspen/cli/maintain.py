@@ -6,8 +6,9 @@ Once (the default: every update logged since the last batch, as one batch), or a
 (:mod:`aspen.lake.lease`), so a second maintainer of the same lake is refused; a follower
 therefore also sweeps TTLs and keeps the tables itself (``--expire-every``,
 ``--housekeep-every``), as ``aspen expire`` and the housekeeping job are refused meanwhile.
-After each maintained batch the registered continuous queries run, inside the lease
-(:func:`aspen.queries.runner.run_after_batch`; ``--no-queries`` skips them).
+Each committed batch is handed to the query worker (:mod:`aspen.queries.worker`), which runs the
+registered continuous queries in a thread of its own, off the lease: a follower goes on at
+once, a one-shot run releases its lease first (``--no-queries`` skips them).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
@@ -27,6 +27,7 @@ from aspen.settings import MAX_PARTITIONS, Settings
 
 if TYPE_CHECKING:
     from aspen.lake.lease import MaintainerLease
+    from aspen.queries.worker import QueryWorker
 
 #: Seconds between a follower's looks at the update log.
 DEFAULT_POLL_SECONDS = 1.0
@@ -51,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-queries", dest="queries", action="store_false",
                    help="do not run the registered continuous queries after each batch (they "
                         "run on Spark: with --runtime local this saves starting it)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="rebuild every view, the change log and the runtime's state from the base "
+                        "tables as one committed batch (the remedy for a damaged lake; no "
+                        "continuous queries run after it)")
     follow = p.add_argument_group("follower (a long-lived maintainer)")
     follow.add_argument("--follow", action="store_true",
                         help="keep running: maintain a batch whenever updates arrive; SIGTERM "
@@ -61,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "through the lake)")
     follow.add_argument("--poll", type=float, default=None, metavar="SECONDS",
                         help="with --follow: seconds between looks at the update log (default 1)")
-    follow.add_argument("--inbox", type=Path, default=None, metavar="DIR",
+    follow.add_argument("--inbox", type=str, default=None, metavar="DIR",
                         help="with --follow: ingest the update files that land in DIR (write "
                              "them under a hidden or .tmp name, then rename), then maintain "
                              "them; ingested files move to DIR/ingested")
@@ -79,26 +84,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _batch_runner(args: argparse.Namespace, settings: Settings) -> Callable[[], MaintainReport]:
-    """One maintained batch of the chosen runtime, then the registered queries (unless
-    ``--no-queries``), as a function of nothing."""
+def _batch_runner(args: argparse.Namespace, settings: Settings,
+                  worker: QueryWorker | None = None) -> Callable[[], MaintainReport]:
+    """One maintained batch of the chosen runtime, as a function of nothing; with a query
+    worker, each committed batch is handed to it (the queries run in its thread)."""
     run_batch = _runtime_batch(args, settings)
-    if not args.queries:
+    if worker is None:
         return run_batch
-    from aspen.queries.runner import run_after_batch
+    from aspen.queries.worker import after_batches
 
-    def batch_then_queries() -> MaintainReport:
-        from aspen.errors import AspenError
-
-        report = run_batch()
-        if not report.nothing_to_do:
-            try:
-                report.notes.extend(run_after_batch(settings, report.batch_id))
-            except AspenError as err:  # the batch is committed: say so, do not fail it
-                report.notes.append(f"  continuous queries not run: {err}")
-        return report
-
-    return batch_then_queries
+    return after_batches(run_batch, worker)
 
 
 def _runtime_batch(args: argparse.Namespace, settings: Settings) -> Callable[[], MaintainReport]:
@@ -136,20 +131,46 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                         ("--housekeep-every", args.housekeep_every)):
         if value is not None and value < 0:
             raise ConfigError(f"{flag} must not be negative, got {value:g}")
+    if args.rebuild:  # one batch rebuilding every view, under the lease like any batch
+        if args.follow or args.stop:
+            raise ConfigError("--rebuild runs one batch: not with --follow or --stop")
+        with MaintainerLease(settings, f"aspen maintain --runtime {args.runtime} --rebuild"):
+            if args.runtime == "spark":
+                from aspen.pipeline.maintain_spark import maintain_spark
+
+                report = maintain_spark(settings, hosts=args.hosts, rebuild=True)
+            else:
+                from aspen.pipeline.maintain_local import maintain_local
+
+                report = maintain_local(settings, rebuild=True)
+            for line in report.lines():
+                print(line)
+        return 0
     if args.stop:
         if args.follow:
             raise ConfigError("--stop and --follow exclude each other")
         return _stop_follower(settings)
     command = f"aspen maintain --runtime {args.runtime}" + (" --follow" if args.follow else "")
     if args.inbox is not None:  # last, so a reader of the lease knows the inbox it watches
-        command += f" --inbox {args.inbox.resolve()}"
+        from aspen.pipeline.inbox import inbox_folder  # its real path; refused if it could escape
+
+        args.inbox = inbox_folder(str(args.inbox))
+        command += f" --inbox {args.inbox}"
+    worker = None
+    if args.queries:
+        from aspen.queries.worker import QueryWorker
+
+        worker = QueryWorker(settings, emit=lambda line: print(line, flush=True))
     with MaintainerLease(settings, command, follower=args.follow) as lease:
-        run_batch = _batch_runner(args, settings)
-        if not args.follow:
-            for line in run_batch().lines():
-                print(line)
-            return 0
-        return _follow(args, settings, run_batch, lease)
+        run_batch = _batch_runner(args, settings, worker)
+        if args.follow:
+            return _follow(args, settings, run_batch, lease, worker)
+        report = run_batch()
+    for line in report.lines():
+        print(line, flush=True)
+    if worker is not None:  # the lease is released: the queries run now, off it
+        worker.finish()
+    return 0
 
 
 def _stop_follower(settings: Settings) -> int:
@@ -170,7 +191,8 @@ def _stop_follower(settings: Settings) -> int:
 
 
 def _follow(args: argparse.Namespace, settings: Settings,
-            run_batch: Callable[[], MaintainReport], lease: MaintainerLease) -> int:
+            run_batch: Callable[[], MaintainReport], lease: MaintainerLease,
+            worker: QueryWorker | None = None) -> int:
     from aspen.lake.housekeeping import retain_hours_from_env
     from aspen.pipeline.follow import (
         DEFAULT_EXPIRE_EVERY,
@@ -190,6 +212,8 @@ def _follow(args: argparse.Namespace, settings: Settings,
     # run in another thread is stopped through the lake, ``aspen maintain --stop``)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
+    if worker is not None:
+        worker.start()
     try:
         report = follow(settings, run_batch, poll=poll, max_batches=args.max_batches,
                         duration=args.duration, stop=stop, stop_requested=lease.stop_requested,
@@ -198,6 +222,9 @@ def _follow(args: argparse.Namespace, settings: Settings,
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)
+        if worker is not None:  # a short grace for a running round, then its jobs cancelled
+            for line in worker.stop():
+                print(line, flush=True)
     for line in report.lines():
         print(line)
     return 0

@@ -81,25 +81,42 @@ def _register(args: argparse.Namespace, settings: Settings) -> int:
 def _list(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.cli._output import print_rows
     from aspen.queries.registry import list_queries
+    from aspen.queries.status import read_statuses
 
-    rows = [(q.name, ",".join(sorted(set(json.loads(q.query_json)["relations"].values()))),
-             "-" if q.plan_cost is None else f"{q.plan_cost:.4g}",
-             f"{q.registered_at:%Y-%m-%d %H:%M:%S}", q.sql) for q in list_queries(settings)]
-    print_rows(("name", "tables", "plan_cost", "registered_at", "sql"), rows, args.format)
+    statuses = read_statuses(settings)
+    rows = []
+    for q in list_queries(settings):
+        last = statuses.get(q.name)
+        rows.append((q.name, ",".join(sorted(set(json.loads(q.query_json)["relations"].values()))),
+                     "-" if q.plan_cost is None else f"{q.plan_cost:.4g}",
+                     "-" if last is None else last.status,
+                     f"{q.registered_at:%Y-%m-%d %H:%M:%S}", q.sql,
+                     "" if last is None or last.reason is None else last.reason))
+    print_rows(("name", "tables", "plan_cost", "last_status", "registered_at", "sql", "reason"),
+               rows, args.format)
     return 0
 
 
 def _show(args: argparse.Namespace, settings: Settings) -> int:
+    from aspen.errors import ConfigError
     from aspen.optimizer.stats import Stats
     from aspen.queries.planner import plan_lines
     from aspen.queries.registry import get_query
     from aspen.queries.runs import last_run
+    from aspen.queries.status import read_statuses
 
     entry = get_query(settings, args.name)
-    parsed = entry.parsed()
-    query, spec = parsed.query, parsed.spec
     print(f"query {entry.name} (registered {entry.registered_at:%Y-%m-%d %H:%M:%S} UTC)")
     print(f"  sql: {entry.sql}")
+    last = read_statuses(settings).get(entry.name)
+    if last is not None:
+        print(f"  last outcome at {last.finished_at:%Y-%m-%d %H:%M:%S} UTC: {last.describe()}")
+    try:
+        parsed = entry.parsed()
+    except ConfigError as err:  # registered by older code; the checks refuse it now
+        print(f"  refused (it does not run): {err}")
+        return 0
+    query, spec = parsed.query, parsed.spec
     print("  relations: " + ", ".join(f"{a} = {t}" for a, t in query.relations.items()))
     print("  joins: " + (", ".join(p.id for p in query.joins) or "none"))
     print("  filters: " + ("; ".join(f.id for f in query.filters) or "none"))

@@ -129,9 +129,10 @@ def plan_frame(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
 
 def execute(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
             plan: Mapping[str, Any], stats: Stats, versions: Mapping[str, int] | None = None,
-            batch_id: int | None = None) -> RunReport:
+            batch_id: int | None = None, record: bool = True) -> RunReport:
     """Run ``parsed`` following ``plan`` (estimates from ``stats``), write ``q_<name>`` and
-    append the run to ``query_runs``.
+    append the run to ``query_runs`` (unless ``record`` is false: the caller appends the
+    report's rows, e.g. a whole round's in one commit).
 
     Example, on a lake::
 
@@ -188,5 +189,6 @@ def execute(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
             estimated_rows=node.estimated_rows,
             observed_rows=None if found is None else found.rows,
             left_rows=left_rows, right_rows=right_rows))
-    append_runs(settings, out)
+    if record:
+        append_runs(settings, out)
     return RunReport(parsed.name, run_id, dict(plan), cost, rows, seconds, tuple(out))

@@ -4,36 +4,48 @@ stored plan → a run on Spark.
 :func:`plan_query` reads the statistics of the query's tables (and the join selectivities its
 last run observed), asks the optimizer for the best plan and stores it in ``queries``.
 :func:`run_query` runs a query with its stored plan (planning it first when it has none, or
-when asked to plan again). :func:`run_registered` runs every registered query — what the
-maintainer calls after each maintained batch, inside its lease, so the queries see the batch's
-tables as committed.
+when asked to plan again). :func:`run_registered` runs every registered query, each under a
+time limit (:mod:`aspen.queries.guard`: its Spark job group is cancelled when the limit passes)
+and catching every error per query, then appends the round's ``query_runs`` rows in one commit
+and records each query's outcome in ``query_status`` (:mod:`aspen.queries.status`) in another.
+:func:`run_round` is that round as lines to print — what the query worker
+(:mod:`aspen.queries.worker`) runs after maintained batches, outside the maintainer's lease.
 
 Example, on a lake::
 
     run_registered(spark, settings, batch_id=7)
-    # [QueryOutcome(name='hot_links', report=RunReport(...), error=None)]
+    # [QueryOutcome(name='hot_links', report=RunReport(...), error=None, ...)]
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from aspen.errors import AspenError
 from aspen.optimizer.stats import Stats
 from aspen.queries.execute import RunReport, execute
+from aspen.queries.guard import run_limited, time_limit_from_env
 from aspen.queries.planner import DEFAULT_METHOD, choose_plan
 from aspen.queries.registry import get_query, list_queries
 from aspen.queries.reoptimize import record_plan
 from aspen.queries.spec import ParsedQuery
 from aspen.queries.stats import lake_stats, table_versions
+from aspen.queries.status import FAILED, OK, TIMED_OUT, QueryStatus, one_line
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["Planned", "QueryOutcome", "plan_query", "run_after_batch", "run_query",
-           "run_registered"]
+           "run_registered", "run_round", "spark_runner"]
+
+#: Runs one query of a round: (its name, its Spark job group) → its report.
+RunOne = Callable[[str, str], RunReport]
+#: Cancels the Spark jobs of a job group.
+Cancel = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -51,11 +63,56 @@ class Planned:
 
 @dataclass(frozen=True)
 class QueryOutcome:
-    """One query of :func:`run_registered`: its run, or the error that stopped it."""
+    """One query of :func:`run_registered`: its run, or the error that stopped it (any
+    exception: Aspen's, Spark's, Py4J's) and whether the time limit cancelled it.
+
+    >>> QueryOutcome("hot", None, ZeroDivisionError("division by zero")).line()
+    '  query hot: failed: ZeroDivisionError: division by zero'
+    """
 
     name: str
     report: RunReport | None
-    error: AspenError | None = None
+    error: Exception | None = None
+    timed_out: bool = False
+    seconds: float = 0.0
+    limit: float | None = None
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``failed`` or ``timed out``."""
+        if self.timed_out:
+            return TIMED_OUT
+        return OK if self.error is None and self.report is not None else FAILED
+
+    @property
+    def reason(self) -> str | None:
+        """Why it did not run, in one line (None when it ran)."""
+        if self.timed_out:
+            limit = "" if self.limit is None else f" after {self.limit:g} s"
+            return f"cancelled{limit} (the time limit, {TIME_LIMIT_HINT})"
+        if self.error is not None:
+            return one_line(self.error)
+        return None if self.report is not None else "not run"
+
+    def line(self) -> str:
+        """The outcome as a line of a batch's output."""
+        from aspen.queries.names import result_table
+
+        if self.report is None:
+            return f"  query {self.name}: {self.status}: {self.reason}"
+        planned = "" if self.report.matches else " (not every join ran as planned)"
+        return (f"  query {self.name}: {self.report.result_rows} rows into "
+                f"{result_table(self.name)} in {self.report.seconds:.2f} s{planned}")
+
+    def to_status(self, batch_id: int | None) -> QueryStatus:
+        """The row of ``query_status`` this outcome records."""
+        return QueryStatus(self.name, self.status, self.reason, batch_id,
+                           None if self.report is None else self.report.run_id,
+                           datetime.now(UTC), float(self.seconds))
+
+
+#: Where the time limit is set, as the reason of a cancelled query says.
+TIME_LIMIT_HINT = "ASPEN_QUERY_TIME_LIMIT"
 
 
 def plan_query(spark: SparkSession, settings: Settings, name: str,
@@ -72,54 +129,107 @@ def plan_query(spark: SparkSession, settings: Settings, name: str,
 
 
 def run_query(spark: SparkSession, settings: Settings, name: str, replan: bool = False,
-              method: str | None = None, batch_id: int | None = None) -> RunReport:
+              method: str | None = None, batch_id: int | None = None,
+              record: bool = True) -> RunReport:
     """Run the registered query ``name`` with its stored plan (planned first if it has none,
-    or if ``replan``); estimates are those of the statistics the plan was chosen under."""
+    or if ``replan``); estimates are those of the statistics the plan was chosen under. Its SQL
+    is parsed and checked again (:mod:`aspen.queries.limits`) before it runs, so a query
+    registered by older code that the checks now refuse does not run. ``record``: append its
+    rows to ``query_runs`` (else the caller does)."""
     entry = get_query(settings, name)
     if replan or entry.plan is None or entry.stats is None:
         planned = plan_query(spark, settings, name, method)
         return execute(spark, settings, planned.parsed, planned.plan, planned.stats,
-                       planned.versions, batch_id)
+                       planned.versions, batch_id, record)
     return execute(spark, settings, entry.parsed(), entry.plan, Stats.from_json(entry.stats),
-                   None, batch_id)
+                   None, batch_id, record)
 
 
-def run_registered(spark: SparkSession, settings: Settings, batch_id: int | None = None,
-                   replan: bool = False) -> list[QueryOutcome]:
-    """Run every registered query (by name); a query that fails (a table it reads is missing,
-    its SQL no longer parses) is reported and the others still run."""
-    out = []
-    for entry in list_queries(settings):
+def spark_runner(spark: SparkSession, settings: Settings, batch_id: int | None,
+                  replan: bool) -> tuple[RunOne, Cancel]:
+    """Run a query on ``spark`` with its jobs in a job group of their own (interrupted when
+    cancelled), and cancel a group."""
+    context = spark.sparkContext
+
+    def run_one(name: str, group: str) -> RunReport:
+        context.setJobGroup(group, f"aspen continuous query {name}", interruptOnCancel=True)
         try:
-            report = run_query(spark, settings, entry.name, replan=replan, batch_id=batch_id)
-        except AspenError as err:
-            out.append(QueryOutcome(entry.name, None, err))
-            continue
-        out.append(QueryOutcome(entry.name, report))
+            return run_query(spark, settings, name, replan=replan, batch_id=batch_id,
+                             record=False)
+        finally:  # the thread's later jobs are in no group
+            for key in ("spark.jobGroup.id", "spark.job.description",
+                        "spark.job.interruptOnCancel"):
+                context.setLocalProperty(key, None)  # type: ignore[arg-type]
+
+    return run_one, context.cancelJobGroup
+
+
+def run_registered(spark: SparkSession | None, settings: Settings, batch_id: int | None = None,
+                   replan: bool = False, *, time_limit: float | None = None,
+                   run_one: RunOne | None = None, cancel: Cancel | None = None,
+                   should_stop: Callable[[], bool] = lambda: False) -> list[QueryOutcome]:
+    """Run every registered query (by name), each within ``time_limit`` seconds (None: no
+    limit); a query that fails — its SQL is refused, a table it reads is missing, Spark fails,
+    the limit cancels it — is reported and recorded, and the others still run. The round's
+    ``query_runs`` rows are appended in one commit, every query's outcome is recorded in
+    ``query_status`` in one more. ``run_one``/``cancel`` replace the Spark runner (tests);
+    once ``should_stop()`` says so, the queries not yet started are left out (not recorded)."""
+    from aspen.queries.runs import append_runs
+    from aspen.queries.status import record_statuses
+
+    entries = list_queries(settings)
+    if not entries:
+        return []
+    if run_one is None or cancel is None:
+        if spark is None:
+            raise ValueError("run_registered needs a SparkSession or run_one and cancel")
+        run_one, cancel = spark_runner(spark, settings, batch_id, replan)
+    round_id = uuid.uuid4().hex[:8]
+    out = []
+    for entry in entries:
+        if should_stop():
+            break
+        group = f"aspen-query-{entry.name}-{round_id}"
+        done = run_limited(lambda n=entry.name, g=group: run_one(n, g), time_limit,
+                           lambda g=group: cancel(g))
+        out.append(QueryOutcome(entry.name, done.value, done.error, done.timed_out,
+                                done.seconds, time_limit))
+    rows = [node for o in out if o.report is not None for node in o.report.nodes]
+    if rows:
+        append_runs(settings, rows)
+    record_statuses(settings, [o.to_status(batch_id) for o in out])
     return out
 
 
+def run_round(settings: Settings, batch_id: int, spark: Callable[[], SparkSession],
+              time_limit: float | None = None, run_one: RunOne | None = None,
+              cancel: Cancel | None = None,
+              should_stop: Callable[[], bool] = lambda: False) -> list[str]:
+    """Run every registered query after the committed batch ``batch_id``: one line per query.
+    ``spark`` gives the session, called only when a query is registered (and no ``run_one``).
+
+    >>> import tempfile
+    >>> run_round(Settings(lake=tempfile.mkdtemp()), 1, spark=lambda: None)
+    []
+    """
+    if not list_queries(settings):
+        return []
+    session = spark() if run_one is None else None
+    return [outcome.line() for outcome in run_registered(
+        session, settings, batch_id, time_limit=time_limit, run_one=run_one, cancel=cancel,
+        should_stop=should_stop)]
+
+
 def run_after_batch(settings: Settings, batch_id: int) -> list[str]:
-    """Run every registered query after the maintained batch ``batch_id`` (in the maintainer,
-    inside its lease: every table read is of that committed batch); one line per query. No
-    query registered: nothing runs and Spark is not started.
+    """:func:`run_round` on the maintainer's Spark application, in the calling thread, with the
+    time limit of ``ASPEN_QUERY_TIME_LIMIT``. No query registered: nothing runs and Spark is not
+    started.
 
     >>> import tempfile
     >>> run_after_batch(Settings(lake=tempfile.mkdtemp()), batch_id=1)
     []
     """
-    if not list_queries(settings):
-        return []
-    from aspen.queries.names import result_table
     from aspen.spark.session import get_spark
 
-    lines = []
-    for outcome in run_registered(get_spark("aspen-maintain"), settings, batch_id):
-        if outcome.report is None:
-            lines.append(f"  query {outcome.name}: not run: {outcome.error}")
-            continue
-        report = outcome.report
-        planned = "" if report.matches else " (not every join ran as planned)"
-        lines.append(f"  query {outcome.name}: {report.result_rows} rows into "
-                     f"{result_table(outcome.name)} in {report.seconds:.2f} s{planned}")
-    return lines
+    return run_round(settings, batch_id, lambda: get_spark("aspen-maintain"),
+                     time_limit_from_env())

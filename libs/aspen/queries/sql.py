@@ -25,12 +25,14 @@ relations a, b with OR (only AND of equality joins and one-relation filters is s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError
 from aspen.optimizer.query import Filter, JoinPredicate, Query
+from aspen.queries import limits
+from aspen.queries.limits import AGGREGATES, MAX_RELATIONS
 from aspen.queries.names import check_name, flat_name, is_identifier
 from aspen.queries.spec import DIALECT, ExecSpec, OutputSpec, ParsedQuery, RelationSpec
 from aspen.queries.tables import TableColumns, known_tables
@@ -40,8 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AGGREGATES", "parse_query"]
 
-#: The aggregate functions a query may use.
-AGGREGATES: tuple[str, ...] = ("COUNT", "SUM", "MIN", "MAX", "AVG")
 #: The SELECT clauses a query may have; any other is refused, named as below.
 _ALLOWED_CLAUSES = frozenset({"expressions", "from_", "joins", "where", "group", "distinct"})
 _CLAUSE_WORDS = {
@@ -54,6 +54,14 @@ _CLAUSE_WORDS = {
 
 class _Refused(ConfigError):
     """Raised inside the parser; :func:`parse_query` prefixes the query's name."""
+
+
+def _bounded(check: Callable[[Any], None], value: Any) -> None:
+    """Run a check of :mod:`aspen.queries.limits`, its refusal as :class:`_Refused`."""
+    try:
+        check(value)
+    except ConfigError as err:
+        raise _Refused(str(err)) from None
 
 
 def _text(node: exp.Expression, limit: int = 100) -> str:
@@ -76,6 +84,9 @@ def parse_query(name: str, sql: str,
         return _Parser(name, sql, known_tables() if tables is None else tables).parse()
     except _Refused as err:
         raise ConfigError(f"query {name!r}: {err}") from None
+    except RecursionError:  # the last resort: the bounds should refuse such SQL first
+        raise ConfigError(f"query {name!r}: the SQL nests too deeply to analyse: write it "
+                          "shorter") from None
 
 
 def _one_select(sql: str) -> exp.Select:
@@ -83,6 +94,7 @@ def _one_select(sql: str) -> exp.Select:
     from sqlglot import exp
     from sqlglot.errors import ParseError, SqlglotError
 
+    _bounded(limits.check_text, sql)  # size, bracket depth: before the (recursive) parser
     try:
         statements = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except ParseError as err:
@@ -97,6 +109,7 @@ def _one_select(sql: str) -> exp.Select:
     if len(statements) != 1:
         raise _Refused(f"expected one SELECT statement, got {len(statements)}")
     statement = statements[0]
+    _bounded(limits.check_size, statement)  # before anything walks the tree recursively
     if isinstance(statement, exp.SetOperation):
         raise _Refused("a query is one SELECT block (UNION, INTERSECT, EXCEPT are not supported)")
     if not isinstance(statement, exp.Select):
@@ -127,6 +140,7 @@ class _Parser:
         from sqlglot import exp
 
         self._refuse_unsupported()
+        _bounded(limits.check_allowed, self.select)
         ons = self._read_relations()
         outputs = self._outputs()
         conditions = list(self._conjuncts(self.select.args.get("where")))
@@ -191,6 +205,9 @@ class _Parser:
 
     def _read_relations(self) -> list[exp.Expression]:
         """Fill :attr:`relations` from FROM and JOIN; the ON conditions of the joins."""
+        count = 1 + len(self.select.args.get("joins") or [])
+        if count > MAX_RELATIONS:
+            raise _Refused(f"the query joins {count} relations (at most {MAX_RELATIONS})")
         self._add_relation(self.select.args["from_"].this)
         ons: list[exp.Expression] = []
         for join in self.select.args.get("joins") or []:
