@@ -167,7 +167,7 @@ def drop(settings: Settings, name: str) -> bool:
     """Unregister ``name``, forget its saved optimizer, and delete its result table ``q_<name>``
     when the lake is local (elsewhere the table stays: delete it with the store's tools);
     whether a result table was deleted. Its rows in ``query_runs`` and ``plans`` stay, as
-    history."""
+    history; its last status (``query_status``) goes."""
     def remove(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
         if name not in rows:
             raise _unknown(name, rows)
@@ -176,8 +176,10 @@ def drop(settings: Settings, name: str) -> bool:
 
     _update(settings, remove)
     from aspen.queries.optimizer_state import drop_state
+    from aspen.queries.status import forget_status
 
     drop_state(settings, name)
+    forget_status(settings, name)
     path = settings.local_table_path(result_table(name))
     if path is not None and (Path(path) / "_delta_log").is_dir():
         shutil.rmtree(path)

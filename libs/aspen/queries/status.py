@@ -27,8 +27,8 @@ from typing import Any
 from aspen.errors import AspenError
 from aspen.settings import Settings
 
-__all__ = ["FAILED", "OK", "STATUS_TABLE", "TIMED_OUT", "QueryStatus", "one_line",
-           "read_statuses", "record_statuses"]
+__all__ = ["FAILED", "OK", "STATUS_TABLE", "TIMED_OUT", "QueryStatus", "forget_status",
+           "one_line", "read_statuses", "record_statuses"]
 
 STATUS_TABLE = "query_status"
 #: The statuses a query's last run can have.
@@ -100,6 +100,28 @@ def record_statuses(settings: Settings, statuses: Sequence[QueryStatus]) -> None
 
     def change(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         rows.update({s.query: asdict(s) for s in statuses})
+        return rows
+
+    rewrite(settings, STATUS_TABLE, _schema(), "query", change)
+
+
+def forget_status(settings: Settings, name: str) -> None:
+    """Remove the row of ``name`` (a dropped query), if any; no table, nothing written.
+
+    >>> import tempfile
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> record_statuses(lake, [QueryStatus("hot", "ok", None, 1, None, now, 0.1)])
+    >>> forget_status(lake, "hot"), read_statuses(lake)
+    (None, {})
+    """
+    from aspen.queries.keyed_table import rewrite
+
+    if name not in read_statuses(settings):
+        return
+
+    def change(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        rows.pop(name, None)
         return rows
 
     rewrite(settings, STATUS_TABLE, _schema(), "query", change)

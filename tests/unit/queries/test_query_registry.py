@@ -99,3 +99,20 @@ def test_observed_join_selectivities_come_from_the_last_run(lake) -> None:
     selectivity, run = observed_selectivities(lake, parsed)
     assert run == "new" and selectivity == {"a.dst=b.src": pytest.approx(30 / (20 * 50))}
     assert observed_selectivities(lake, parsed, since=later + timedelta(seconds=1)) == ({}, None)
+
+
+def test_a_dropped_query_forgets_its_last_status(tmp_path) -> None:
+    from datetime import UTC, datetime
+
+    from aspen.queries.registry import drop, register
+    from aspen.queries.status import QueryStatus, read_statuses, record_statuses
+    from aspen.settings import Settings
+
+    lake = Settings(lake=str(tmp_path / "lake"))
+    register(lake, "kept", "SELECT COUNT(*) AS n FROM link")
+    register(lake, "gone", "SELECT COUNT(*) AS n FROM sensor")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    record_statuses(lake, [QueryStatus("kept", "ok", None, 1, None, now, 0.1),
+                           QueryStatus("gone", "failed", "boom", 1, None, now, 0.1)])
+    drop(lake, "gone")
+    assert set(read_statuses(lake)) == {"kept"}
