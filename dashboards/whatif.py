@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 import pandas as pd
 
+from aspen.views.registry import REGISTRY
+
 __all__ = [
     "VIEW_WORDS",
     "Answer",
@@ -30,26 +32,11 @@ __all__ = [
     "summary_rows",
 ]
 
-#: Every view in plain words, in the order the page lists them.
-VIEW_WORDS: dict[str, str] = {
-    "reachable": "Reachable pairs",
-    "min_cost": "Cheapest cost of a pair",
-    "min_hops": "Fewest hops of a pair",
-    "cheapest_path": "Cheapest routes",
-    "fewest_hops": "Fewest-hop routes",
-    "shortest_cheapest_path": "Cheapest and fewest-hop routes",
-    "active_region": "Region members",
-    "region_sizes": "Region sizes",
-    "largest_regions": "Largest regions",
-}
-#: Path views: (column of the measure, unit, True for costs / False for hops).
+#: Every view in plain words, in the order the page lists them (the view registry's titles).
+VIEW_WORDS: dict[str, str] = {name: view.title for name, view in REGISTRY.items()}
+#: Path views: (column of the measure, True for costs / False for hops).
 _MEASURES: dict[str, tuple[int, bool]] = {
-    "min_cost": (2, True),
-    "cheapest_path": (3, True),
-    "min_hops": (2, False),
-    "fewest_hops": (3, False),
-    "shortest_cheapest_path": (3, True),
-}
+    name: view.measure for name, view in REGISTRY.items() if view.measure is not None}
 
 
 @dataclass(frozen=True)

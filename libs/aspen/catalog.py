@@ -2,7 +2,9 @@
 
 Every other module takes the view names and layouts from here: the engine's runtimes, the view
 plans (:mod:`aspen.views`), the lake's view tables, the quality suites, the CLI and the
-dashboard.
+dashboard. The rest of what a view declares (key, provenance, plan fragment, oracle, checks,
+words) is its entry in the view registry, :mod:`aspen.views.registry`, which names the same
+views in the same order: a new view is a line here and an entry there.
 
 >>> VIEWS[:3]
 ('reachable', 'min_cost', 'min_hops')

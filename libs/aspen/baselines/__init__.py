@@ -1,5 +1,6 @@
-"""Baselines: from-scratch evaluation (the oracle), DRed and relative provenance."""
+"""Baselines: from-scratch evaluation (each view's oracle, and all of them), DRed and relative
+provenance."""
 
 from __future__ import annotations
 
-__all__ = ["scratch", "dred", "relative"]
+__all__ = ["oracles", "scratch", "dred", "relative"]

@@ -54,10 +54,9 @@ BASE_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: Formulas at least this long (bytes) fix the decoding order (:func:`stored_order`).
 STORED_ORDER_BYTES = 4096
-#: Views whose tuples carry a formula that explanations can use.
-PROVENANCE_VIEWS = ("reachable", "cheapest_path", "fewest_hops", "min_cost", "min_hops",
-                    "shortest_cheapest_path", "region_sizes", "largest_regions",
-                    "active_region")
+#: Views explanations and what-if read: every view (those whose rows carry no formula, the
+#: region aggregates of the view registry, have nothing to explain and lose nothing).
+PROVENANCE_VIEWS: tuple[str, ...] = VIEWS
 
 
 def parse_base_ref(text: str) -> tuple[str, tuple[str, ...]]:

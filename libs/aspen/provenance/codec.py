@@ -2,11 +2,12 @@
 decoders, for any ``dd`` backend.
 
 A formula's bytes list its BDD's nodes children first: a magic byte, the variable names, the
-nodes as (variable, low, high) references, then the root. References are varints: 0 = false,
-1 = true, k + 2 = the k-th node. Names travel with the nodes, so the bytes decode in any
-manager, whatever its variable order. A *forest* (:data:`FOREST_MAGIC`) lists many formulas'
-nodes at once, every shared node once, then the count of roots and the roots. With CUDD the
-compiled walk of :mod:`aspen.provenance.forest_native` writes and reads the same bytes;
+nodes as (variable, low, high) references, then the root. References are varints
+(:mod:`aspen.provenance.varint`): 0 = false, 1 = true, k + 2 = the k-th node. Names travel
+with the nodes, so the bytes decode in any manager, whatever its variable order. A *forest*
+(:data:`FOREST_MAGIC`) lists many formulas' nodes at once, every shared node once, then the
+count of roots and the roots. With CUDD the compiled walk of
+:mod:`aspen.provenance.forest_native` writes and reads the same bytes;
 :mod:`aspen.provenance.bdd` chooses between the two.
 
 >>> from aspen.provenance.bdd import ProvenanceManager
@@ -23,6 +24,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ProvenanceError
+from aspen.provenance.varint import get_varint as _get_varint
+from aspen.provenance.varint import put_varint as _put_varint
+from aspen.provenance.varint import varint_array
 
 if TYPE_CHECKING:
     from aspen.provenance.bdd import ProvenanceManager
@@ -38,6 +42,7 @@ Formula = Any  # a ``dd`` Function of a :class:`~aspen.provenance.bdd.Provenance
 MAGIC = 0xA5
 FOREST_MAGIC = 0xA6
 _FALSE_REF, _TRUE_REF = 0, 1
+_WHAT = "provenance bytes"  # how a malformed varint's error names these bytes
 
 
 def node_list(formula: Formula) -> tuple[list[str], list[tuple[int, int, int]], int]:
@@ -109,28 +114,14 @@ def _child_ref(u: Formula, refs: dict[int, int], false: Formula, true: Formula) 
     return refs[int(u)]
 
 
-def _put_varint(out: bytearray, value: int) -> None:
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return
-
-
 def get_varint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if pos >= len(data):
-            raise ProvenanceError("truncated provenance bytes")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
+    """The varint at ``data[pos]`` and the position after it (:mod:`aspen.provenance.varint`;
+    ProvenanceError: truncated or malformed).
+
+    >>> get_varint(bytes.fromhex("a5ac02"), 1)
+    (300, 3)
+    """
+    return _get_varint(data, pos, _WHAT)
 
 
 #: name → its length-prefixed UTF-8 bytes: the same few variable names head most encodings
@@ -205,16 +196,16 @@ def decode(manager: ProvenanceManager, data: bytes) -> Formula:
     if not data or data[0] != MAGIC:
         raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
     names, pos = read_names(data, 1)
-    n_nodes, pos = get_varint(data, pos)
+    n_nodes, pos = _get_varint(data, pos, _WHAT)
     nodes: list[tuple[int, int, int]] = []
     for _ in range(n_nodes):
-        var_index, pos = get_varint(data, pos)
-        low, pos = get_varint(data, pos)
-        high, pos = get_varint(data, pos)
+        var_index, pos = _get_varint(data, pos, _WHAT)
+        low, pos = _get_varint(data, pos, _WHAT)
+        high, pos = _get_varint(data, pos, _WHAT)
         if var_index >= len(names) or low >= len(nodes) + 2 or high >= len(nodes) + 2:
             raise ProvenanceError("corrupt provenance bytes (dangling reference)")
         nodes.append((var_index, low, high))
-    root, pos = get_varint(data, pos)
+    root, pos = _get_varint(data, pos, _WHAT)
     if root >= len(nodes) + 2:
         raise ProvenanceError("corrupt provenance bytes (bad root)")
     if pos != len(data):
@@ -235,44 +226,23 @@ def decode_forest_portable(manager: ProvenanceManager, data: bytes) -> list[Form
     table: list[Formula] = [manager.false, manager.true]
     ite = manager.bdd.ite
     append = table.append
-    n_nodes, pos = get_varint(data, pos)
+    n_nodes, pos = _get_varint(data, pos, _WHAT)
     roots: list[Formula] = []
     try:  # a node refers only to earlier ones: a later one is not in the table yet
         for _ in range(n_nodes):
-            var_index, pos = get_varint(data, pos)
-            low, pos = get_varint(data, pos)
-            high, pos = get_varint(data, pos)
+            var_index, pos = _get_varint(data, pos, _WHAT)
+            low, pos = _get_varint(data, pos, _WHAT)
+            high, pos = _get_varint(data, pos, _WHAT)
             append(ite(variables[var_index], table[high], table[low]))
-        n_roots, pos = get_varint(data, pos)
+        n_roots, pos = _get_varint(data, pos, _WHAT)
         for _ in range(n_roots):
-            root, pos = get_varint(data, pos)
+            root, pos = _get_varint(data, pos, _WHAT)
             roots.append(table[root])
     except IndexError as err:
         raise ProvenanceError("corrupt provenance forest bytes (dangling reference)") from err
     if pos != len(data):
         raise ProvenanceError("corrupt provenance forest bytes (trailing data)")
     return roots
-
-
-def _node_varints(data: bytes, pos: int) -> Any:
-    """Every varint of ``data`` from ``pos`` to the end, as a numpy int64 array (vectorised:
-    a stored region formula can list a million nodes)."""
-    import numpy as np
-
-    raw = np.frombuffer(data, dtype=np.uint8, offset=pos)
-    if raw.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.flatnonzero((raw & 0x80) == 0)
-    if ends.size == 0 or ends[-1] != raw.size - 1:
-        raise ProvenanceError("truncated provenance bytes")
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts + 1
-    payload = (raw & 0x7F).astype(np.int64)
-    values = np.zeros(ends.size, dtype=np.int64)
-    for k in range(int(lengths.max())):
-        longer = lengths > k
-        values[longer] |= payload[starts[longer] + k] << (7 * k)
-    return values
 
 
 def stored_order(encodings: Iterable[bytes], min_bytes: int = 0) -> list[str]:
@@ -310,7 +280,7 @@ def stored_order(encodings: Iterable[bytes], min_bytes: int = 0) -> list[str]:
         n_nodes, pos = get_varint(data, pos)
         if n_nodes == 0:
             continue
-        values = _node_varints(data, pos)
+        values = varint_array(data, pos, _WHAT)
         if values.size != 3 * n_nodes + 1:
             raise ProvenanceError("corrupt provenance bytes (node count)")
         nodes = values[: 3 * n_nodes].reshape(n_nodes, 3)

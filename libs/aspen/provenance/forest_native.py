@@ -101,6 +101,8 @@ def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None
         return int(formula) - 2  # dd.cudd: int(f) is the DdNode pointer plus 2
 
     def read(data: bytes, pos: int, count: int) -> tuple[ctypes.Array, int]:
+        if count > len(data) - pos:  # a varint takes a byte at least: allocate no more
+            raise ProvenanceError("truncated provenance bytes")
         values = (_I64 * count)()
         end = library.aspen_varints(data, len(data), pos, count, values)
         if end < 0:

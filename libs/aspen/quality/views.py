@@ -40,31 +40,21 @@ from aspen.quality.expect import (
     unique,
 )
 from aspen.quality.spec import CrossCheck, CrossCheckResult, SuiteParams, TableSuite
+from aspen.views.registry import REGISTRY
 
 if TYPE_CHECKING:
     import pandas as pd
     from great_expectations.expectations import Expectation
 
-__all__ = ["AGGREGATE_VIEWS", "VIEW_KEYS", "VIEW_SUITES", "STORED_COLUMNS"]
+__all__ = ["AGGREGATE_VIEWS", "CROSS_CHECKS", "VIEW_KEYS", "VIEW_SUITES", "STORED_COLUMNS"]
 
 FAMILY = "views"
 #: Columns every view table has after the view's attributes.
 STORED_COLUMNS: tuple[str, ...] = ("provenance", "prov_bytes", "batch_id", "node")
 #: Views whose rows may have no provenance formula (aggregates over regions).
-AGGREGATE_VIEWS = frozenset({"region_sizes", "largest_regions"})
+AGGREGATE_VIEWS = frozenset(name for name, view in REGISTRY.items() if not view.provenance)
 #: The unique key of each view; a path column stands for its derived ``<path>_text``.
-VIEW_KEYS: dict[str, tuple[str, ...]] = {
-    "reachable": ("src", "dst"),
-    "min_cost": ("src", "dst"),
-    "min_hops": ("src", "dst"),
-    "cheapest_path": ("src", "dst", "path"),
-    "fewest_hops": ("src", "dst", "path"),
-    "shortest_cheapest_path": ("src", "dst", "cheapest", "fewest"),
-    "active_region": ("region", "sensor"),
-    "region_sizes": ("region",),
-    "largest_regions": ("region",),
-}
-_PAIR_VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")
+VIEW_KEYS: dict[str, tuple[str, ...]] = {name: view.key for name, view in REGISTRY.items()}
 
 
 def _paths(view: str) -> tuple[str, ...]:
@@ -82,7 +72,7 @@ def _path_rules(view: str, column: str) -> list[Expectation]:
     first, last, edges, repeated, _ = path_column_names(column)
     out = not_null(column) + pair_equal(first, "src") + pair_equal(last, "dst")
     out += at_least(edges, 1) + between(repeated, 0, 0)
-    if (view, column) in (("fewest_hops", "path"), ("shortest_cheapest_path", "fewest")):
+    if column in REGISTRY[view].hop_paths:
         out += pair_equal(edges, "hops")
     return out
 
@@ -155,16 +145,12 @@ def _largest_are_largest(
     return True, f"{len(stored)} largest region(s) of size {best}"
 
 
-_CROSS_CHECKS: dict[str, tuple[CrossCheck, ...]] = {
-    **{v: (CrossCheck("aspen_pairs_in_reachable", ("src", "dst"), _pairs_reachable),)
-       for v in _PAIR_VIEWS},
-    "region_sizes": (
-        CrossCheck("aspen_sizes_count_active_region", ("region", "size"), _sizes_count_members),
-    ),
-    "largest_regions": (
-        CrossCheck("aspen_largest_of_region_sizes", ("region", "size"), _largest_are_largest),
-    ),
-}
+#: Every cross-table check by name; a view names those of its suite (``View.checks``).
+CROSS_CHECKS: dict[str, CrossCheck] = {check.name: check for check in (
+    CrossCheck("aspen_pairs_in_reachable", ("src", "dst"), _pairs_reachable),
+    CrossCheck("aspen_sizes_count_active_region", ("region", "size"), _sizes_count_members),
+    CrossCheck("aspen_largest_of_region_sizes", ("region", "size"), _largest_are_largest),
+)}
 
 
 def _suite(view: str) -> TableSuite:
@@ -179,9 +165,9 @@ def _suite(view: str) -> TableSuite:
         rules,
         derive=partial(_derive, view),
         derived_columns=derived,
-        cross_checks=_CROSS_CHECKS.get(view, ()),
+        cross_checks=tuple(CROSS_CHECKS[name] for name in REGISTRY[view].checks),
         required_after_maintain=True,
     )
 
 
-VIEW_SUITES: tuple[TableSuite, ...] = tuple(_suite(view) for view in VIEW_COLUMNS)
+VIEW_SUITES: tuple[TableSuite, ...] = tuple(_suite(view) for view in REGISTRY)

@@ -13,7 +13,7 @@ A *TID set* is a strictly increasing tuple of reading ids, each in ``[1, 2**63 -
 - **dictionary**: the body compressed with :mod:`zlib`. zlib's DEFLATE is LZ77 (the seed's
   dictionary compression) followed by Huffman coding; raw DEFLATE, no zlib wrapper.
 
-Byte format of one encoded set (varints are unsigned LEB128)::
+Byte format of one encoded set (varints: unsigned LEB128, :mod:`aspen.provenance.varint`)::
 
     flags  1 byte   bit 0 I: intervals, else single ids; bit 1 D: delta; bit 2 Z: zlib body
     count  varint   ids (single) or intervals (I) in the body; for D, of the appended part
@@ -35,12 +35,15 @@ delta, whose appended ids sit just after the full set: ids are large, their gaps
 from __future__ import annotations
 
 import random
+import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aspen.errors import ConfigError, OrphanDeltaError, ProvenanceError
+from aspen.provenance.varint import MAX_VARINT_BYTES, get_varint
+from aspen.provenance.varint import put_varint as _put_varint
 
 __all__ = [
     "DEFAULT_THRESHOLDS", "MAX_SET_SIZE", "MAX_TID", "Header", "Interval", "ProvenanceDecoder",
@@ -61,7 +64,7 @@ MAX_SET_SIZE = 1 << 24
 
 FLAG_INTERVAL, FLAG_DELTA, FLAG_ZLIB = 0x01, 0x02, 0x04
 _KNOWN_FLAGS = FLAG_INTERVAL | FLAG_DELTA | FLAG_ZLIB
-_MAX_VARINT_BYTES = 10  # 70 bits: any zigzagged int64 difference fits
+_WHAT = "TID set bytes"  # how a malformed varint's error names these bytes
 _ZLIB_LEVEL = 9
 
 
@@ -180,25 +183,8 @@ def apply_delta(full: Sequence[int], k: int, appended: Sequence[int]) -> TidSet:
 # ---------------------------------------------------------------- varints and bodies
 
 
-def _put_varint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
 def _get_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    for _ in range(_MAX_VARINT_BYTES):
-        if pos >= len(data):
-            raise ProvenanceError("truncated TID set bytes")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-    raise ProvenanceError("corrupt TID set bytes: a varint longer than 10 bytes")
+    return get_varint(data, pos, _WHAT)
 
 
 def _zigzag(value: int) -> int:
@@ -388,7 +374,8 @@ def _inflate(body: bytes, header: Header) -> bytes:
     if len(body) != header.zsize:
         raise ProvenanceError(
             f"corrupt TID set bytes: {len(body)} compressed bytes, header says {header.zsize}")
-    limit = header.count * _MAX_VARINT_BYTES * (2 if header.interval else 1)
+    limit = header.count * MAX_VARINT_BYTES * (2 if header.interval else 1)
+    limit = min(limit, sys.maxsize - 1)  # zlib takes a C size; the body bounds it anyway
     inflater = zlib.decompressobj(-15)
     try:
         plain = inflater.decompress(body, limit + 1)
@@ -452,7 +439,12 @@ def split_per_stream(data: bytes) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
     for _ in range(count):
         size, pos = _get_varint(data, pos)
-        name = data[pos:pos + size].decode()
+        if pos + size > len(data):
+            raise ProvenanceError("truncated per-stream TID sets")
+        try:
+            name = data[pos:pos + size].decode()
+        except UnicodeDecodeError:
+            raise ProvenanceError("per-stream TID sets with a stream name not UTF-8") from None
         size, pos = _get_varint(data, pos + size)
         if pos + size > len(data):
             raise ProvenanceError("truncated per-stream TID sets")

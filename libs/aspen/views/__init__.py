@@ -1,5 +1,6 @@
-"""The views Aspen maintains, defined as plans (data), and the compiler of a set of views (their
-names and columns: :mod:`aspen.catalog`).
+"""The views Aspen maintains, defined as plans (data), and the compiler of a set of views. Each
+view is declared once and registered in :mod:`aspen.views.registry` (its name and columns:
+:mod:`aspen.catalog`).
 
 >>> from aspen.engine.plan import PlanChoices
 >>> flow = build_dataflow(("reachable",), PlanChoices())
@@ -14,9 +15,8 @@ from collections.abc import Iterable
 from aspen.catalog import check_views
 from aspen.engine.plan import Dataflow, PlanChoices, SourceSpec
 from aspen.views.fragment import Fragment
-from aspen.views.reachable import reachable_fragment
-from aspen.views.regions import REGION_VIEWS, region_fragment
-from aspen.views.shortest_path import PATH_VIEWS, path_fragment
+from aspen.views.registry import REGISTRY
+from aspen.views.spec import FragmentBuilder
 
 __all__ = ["build_dataflow"]
 
@@ -25,13 +25,14 @@ def build_dataflow(views: Iterable[str], choices: PlanChoices | None = None) -> 
     """Compile the requested views (and what they need) into one dataflow."""
     choices = choices or PlanChoices()
     wanted = set(check_views(views))
+    # each fragment builder once, with every wanted view it builds, in the registry's order
+    families: dict[FragmentBuilder, set[str]] = {}
+    for name, view in REGISTRY.items():
+        if name in wanted:
+            families.setdefault(view.fragment, set()).add(name)
     frag = Fragment()
-    if "reachable" in wanted:
-        frag.merge(reachable_fragment(choices))
-    if wanted & set(PATH_VIEWS):
-        frag.merge(path_fragment(wanted & set(PATH_VIEWS), choices))
-    if wanted & set(REGION_VIEWS):
-        frag.merge(region_fragment(wanted & set(REGION_VIEWS), choices))
+    for builder, names in families.items():
+        frag.merge(builder(names, choices))
     return Dataflow(
         ops=tuple(frag.ops),
         sources=tuple(SourceSpec(rel, tuple(routes)) for rel, routes in frag.sources.items()),

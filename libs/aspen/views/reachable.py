@@ -11,10 +11,12 @@ owner(z); the join's output goes through MinShip to owner(x).
 
 from __future__ import annotations
 
+from aspen.baselines import oracles
 from aspen.engine.plan import PlanChoices, RecursivePlan, ViewOutput
 from aspen.views.fragment import Fragment
+from aspen.views.spec import View
 
-__all__ = ["reachable_plan", "reachable_fragment"]
+__all__ = ["VIEW", "reachable_plan", "reachable_fragment"]
 
 
 def reachable_plan(choices: PlanChoices) -> RecursivePlan:
@@ -34,3 +36,11 @@ def reachable_fragment(choices: PlanChoices) -> Fragment:
     frag.add_source("link", plan.base_route(), plan.step_target)
     frag.outputs.append(ViewOutput("reachable", "fixpoint", (plan.fixpoint,)))
     return frag
+
+
+def _fragment(views: set[str], choices: PlanChoices) -> Fragment:
+    return reachable_fragment(choices)
+
+
+VIEW = View("reachable", key=("src", "dst"), provenance=True, fragment=_fragment,
+            oracle=oracles.reachable, title="Reachable pairs")

@@ -18,13 +18,16 @@ grid-bucketed theta join at owner(x) with triggered sensors broadcast; the recur
 
 from __future__ import annotations
 
+from aspen.baselines import oracles
 from aspen.engine.operators.aggsel import Aggregate
 from aspen.engine.plan import OpSpec, PlanChoices, RecursivePlan, Route, ViewOutput
 from aspen.views.fragment import Fragment
+from aspen.views.spec import View
 
-__all__ = ["REGION_VIEWS", "region_plan", "region_fragment"]
-
-REGION_VIEWS = ("active_region", "region_sizes", "largest_regions")
+__all__ = [
+    "ACTIVE_REGION", "LARGEST_REGIONS", "REGION_SIZES", "REGION_VIEWS", "region_fragment",
+    "region_plan",
+]
 
 
 def region_plan(choices: PlanChoices) -> RecursivePlan:
@@ -59,7 +62,8 @@ def region_fragment(views: set[str], choices: PlanChoices) -> Fragment:
     top: list[OpSpec] = []
     outputs: list[ViewOutput] = []
     if "active_region" in views:
-        outputs.append(ViewOutput("active_region", "fixpoint", (plan.fixpoint,)))
+        outputs.append(ViewOutput("active_region", "fixpoint", (plan.fixpoint,),
+                                  ACTIVE_REGION.output_params))
     if "region_sizes" in views or "largest_regions" in views:
         routes = ((Route("largest_regions.sel", "in", "node", 0),)
                   if "largest_regions" in views else ())
@@ -68,13 +72,13 @@ def region_fragment(views: set[str], choices: PlanChoices) -> Fragment:
                           routes))
     if "region_sizes" in views:
         outputs.append(ViewOutput("region_sizes", "aggregate", ("region_sizes.agg",),
-                                  (("formulas", False),)))
+                                  REGION_SIZES.output_params))
     if "largest_regions" in views:
         top.append(OpSpec("largest_regions.sel", "aggsel",
                           (("group", ()), ("aggregates", (Aggregate("size", "max", 1),)),
                            ("relation", "largest_regions"), ("emit_retractions", True))))
         outputs.append(ViewOutput("largest_regions", "argbest", ("largest_regions.sel",),
-                                  (("formulas", False),)))
+                                  LARGEST_REGIONS.output_params))
     frag = Fragment()
     frag.ops.extend(ops)
     frag.ops.extend(plan.compile(tuple(Route(op.name, "in") for op in top[:1])))
@@ -85,3 +89,17 @@ def region_fragment(views: set[str], choices: PlanChoices) -> Fragment:
     frag.add_source("region_seed", Route("seed.join", "left", "owner", 1))
     frag.outputs.extend(outputs)
     return frag
+
+
+ACTIVE_REGION = View("active_region", key=("region", "sensor"), provenance=True,
+                     fragment=region_fragment, oracle=oracles.active_region,
+                     title="Region members")
+REGION_SIZES = View("region_sizes", key=("region",), provenance=False, fragment=region_fragment,
+                    oracle=oracles.region_sizes, title="Region sizes", needs=("active_region",),
+                    checks=("aspen_sizes_count_active_region",))
+LARGEST_REGIONS = View("largest_regions", key=("region",), provenance=False,
+                       fragment=region_fragment, oracle=oracles.largest_regions,
+                       title="Largest regions", needs=("region_sizes",),
+                       checks=("aspen_largest_of_region_sizes",))
+#: The views of this family, by name.
+REGION_VIEWS = tuple(v.name for v in (ACTIVE_REGION, REGION_SIZES, LARGEST_REGIONS))

@@ -17,14 +17,18 @@ the path), ``shortest_cheapest_path`` (their pairs per (src,dst); formula = AND 
 
 from __future__ import annotations
 
+from aspen.baselines import oracles
 from aspen.engine.operators.aggsel import Aggregate
 from aspen.engine.plan import AggSelChoice, OpSpec, PlanChoices, RecursivePlan, Route, ViewOutput
 from aspen.errors import EngineError
 from aspen.views.fragment import Fragment
+from aspen.views.spec import View
 
-__all__ = ["PATH_VIEWS", "path_plan", "path_fragment", "COST", "HOPS"]
+__all__ = [
+    "CHEAPEST_PATH", "COST", "FEWEST_HOPS", "HOPS", "MIN_COST", "MIN_HOPS", "PATH_VIEWS",
+    "SHORTEST_CHEAPEST_PATH", "path_fragment", "path_plan",
+]
 
-PATH_VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")
 COST = Aggregate("cost", "min", 3)
 HOPS = Aggregate("hops", "min", 4)
 _HOP_VIEWS = {"min_hops", "fewest_hops", "shortest_cheapest_path"}
@@ -84,3 +88,26 @@ def path_fragment(views: set[str], choices: PlanChoices) -> Fragment:
     frag.add_source("link", plan.base_route(), plan.step_target)
     frag.outputs.extend(outputs)
     return frag
+
+
+_PAIRS = ("aspen_pairs_in_reachable",)  # every (src, dst) of a path view is reachable
+MIN_COST = View("min_cost", key=("src", "dst"), provenance=True, fragment=path_fragment,
+                oracle=oracles.min_cost, title="Cheapest cost of a pair", checks=_PAIRS,
+                measure=(2, True))
+MIN_HOPS = View("min_hops", key=("src", "dst"), provenance=True, fragment=path_fragment,
+                oracle=oracles.min_hops, title="Fewest hops of a pair", checks=_PAIRS,
+                measure=(2, False))
+CHEAPEST_PATH = View("cheapest_path", key=("src", "dst", "path"), provenance=True,
+                     fragment=path_fragment, oracle=oracles.cheapest_path,
+                     title="Cheapest routes", checks=_PAIRS, measure=(3, True))
+FEWEST_HOPS = View("fewest_hops", key=("src", "dst", "path"), provenance=True,
+                   fragment=path_fragment, oracle=oracles.fewest_hops, title="Fewest-hop routes",
+                   checks=_PAIRS, hop_paths=("path",), measure=(3, False))
+SHORTEST_CHEAPEST_PATH = View(
+    "shortest_cheapest_path", key=("src", "dst", "cheapest", "fewest"), provenance=True,
+    fragment=path_fragment, oracle=oracles.shortest_cheapest_path,
+    title="Cheapest and fewest-hop routes", needs=("cheapest_path", "fewest_hops"),
+    checks=_PAIRS, hop_paths=("fewest",), measure=(3, True))
+#: The views of this family, by name.
+PATH_VIEWS = tuple(v.name for v in (MIN_COST, MIN_HOPS, CHEAPEST_PATH, FEWEST_HOPS,
+                                    SHORTEST_CHEAPEST_PATH))
