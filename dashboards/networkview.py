@@ -4,7 +4,7 @@ The networks (``stream_networks``: name, definition, provenance mode), their out
 (``network_outputs``, without the encoded provenance) and the readings they dropped
 (``network_drops``) are read with delta-rs (only one network's rows) at the versions
 ``aspen.lake`` says readers read, cached by version; an output's readings come from
-:func:`aspen.pipeline.network_provenance.explain_output`, cached by the versions of the tables
+:func:`aspen.readings.network_provenance.explain_output`, cached by the versions of the tables
 it reads. The rest are pure functions over frames: a network in words, the outputs with their
 attributes flattened, the readings and drops as tables, and the chart of an output's readings.
 
@@ -32,8 +32,8 @@ from aspen.errors import AspenError
 from aspen.lake import tables
 from aspen.lake.committed import reading_version
 from aspen.lake.deltars import text_field
-from aspen.pipeline.network_provenance import OutputExplanation, explain_output
-from aspen.pipeline.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, STREAM_NETWORKS
+from aspen.readings.network_provenance import OutputExplanation, explain_output
+from aspen.readings.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, STREAM_NETWORKS
 from aspen.settings import Settings
 from aspen.streams.networks import load_network
 

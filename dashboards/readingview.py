@@ -3,7 +3,7 @@
 The rules a stream ran (``reading_rules``), their closed windows (``reading_windows``), the
 readings they dropped (``reading_drops``) and the ``readings`` themselves, read with delta-rs
 (only the rows asked for) at the versions ``aspen.lake`` says readers read, cached by version;
-a sensor's explanation comes from :func:`aspen.pipeline.reading_provenance.explain_triggered`,
+a sensor's explanation comes from :func:`aspen.readings.rule_provenance.explain_triggered`,
 cached by the versions of the tables it reads. The rest are pure functions over frames: the
 sensors to offer, the state in words, the chart, the tables and their pages.
 
@@ -30,12 +30,12 @@ from lakeview import text, when_text
 from aspen.lake import tables
 from aspen.lake.committed import reading_version
 from aspen.lake.deltars import text_field
-from aspen.pipeline.reading_provenance import (
+from aspen.readings.rule_provenance import (
     SensorExplanation,
     WindowReadings,
     explain_triggered,
 )
-from aspen.pipeline.reading_tables import READING_DROPS, READING_RULES, READING_WINDOWS, load_rule
+from aspen.readings.rule_tables import READING_DROPS, READING_RULES, READING_WINDOWS, load_rule
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 
@@ -286,7 +286,7 @@ def state_words(sensor: str, explained: SensorExplanation, windows: pd.DataFrame
     """The sensor's state under the rule in plain words (Markdown, the id through
     :func:`text`): triggered or not, since when and by which window.
 
-    >>> from aspen.pipeline.reading_provenance import WindowReadings
+    >>> from aspen.readings.rule_provenance import WindowReadings
     >>> t = [datetime(2026, 1, 1, 0, m, tzinfo=UTC) for m in range(4)]
     >>> windows = pd.DataFrame({"window_start": t[:3], "window_end": t[1:], "count": [3, 2, 4],
     ...     "avg": [80.0, 95.5, 97.0], "decision": [None, "insert", None]})

@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the default rule, then the lake's networks, over the readings; return the process
     exit code."""
-    from aspen.pipeline.network_stream import run_recorded_networks
-    from aspen.pipeline.reading_stream import run_reading_stream
+    from aspen.readings.network_stream import run_recorded_networks
+    from aspen.readings.rule_stream import run_reading_stream
 
     args = build_parser().parse_args(argv)
     return run_lake_job("readings", args, lambda spark, settings: [

@@ -40,7 +40,7 @@ from readingview import (
 
 from aspen.errors import AspenError
 from aspen.lake import tables
-from aspen.pipeline.reading_provenance import SensorExplanation
+from aspen.readings.rule_provenance import SensorExplanation
 from aspen.settings import Settings
 
 #: What reading a table or explaining a sensor may raise: a message, not a traceback.

@@ -25,8 +25,8 @@ from aspen.cli.dashboard import app_path
 from aspen.lake import deltars
 from aspen.lake.housekeeping import purge_readings
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.network_provenance import OutputExplanation, explain_output
-from aspen.pipeline.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, run_network_locally
+from aspen.readings.network_provenance import OutputExplanation, explain_output
+from aspen.readings.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, run_network_locally
 from aspen.settings import Settings
 from aspen.streams.networks import parse_network
 

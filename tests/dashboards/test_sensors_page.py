@@ -1,7 +1,7 @@
 """AppTest of the Sensor readings page on a small lake built without Spark.
 
 Readings are ingested with ``ingest_files``; the rules run in process
-(:func:`aspen.pipeline.reading_sink_local.run_rule_locally`, the stream's own rule and sink
+(:func:`aspen.readings.rule_local.run_rule_locally`, the stream's own rule and sink
 code), one Reduced-Eager (``avg_above``, outliers above 500 dropped) and one Replay-Lazy
 (``lazy_avg``). Three sensors report every second for seven minutes: ``s2`` is hot in its
 minutes 2, 4 and 5 (triggered since 10:05 by minute 4's window, kept by minute 5's), the sensor
@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 from aspen.cli.dashboard import app_path
 from aspen.lake import deltars, tables
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.reading_sink_local import run_rule_locally
+from aspen.readings.rule_local import run_rule_locally
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 

@@ -18,9 +18,9 @@ import pytest
 from aspen.errors import InjectedCrash
 from aspen.lake import deltars, tables
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.network_provenance import explain_output
-from aspen.pipeline.network_stream import run_network_stream, run_recorded_networks
-from aspen.pipeline.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, output_text, readings_of
+from aspen.readings.network_provenance import explain_output
+from aspen.readings.network_stream import run_network_stream, run_recorded_networks
+from aspen.readings.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, output_text, readings_of
 from aspen.settings import Settings
 from aspen.streams.incremental import NetworkState
 from aspen.streams.networks import parse_network

@@ -17,9 +17,9 @@ from aspen.errors import InjectedCrash, ProvenanceExpiredError
 from aspen.lake import deltars, tables
 from aspen.lake.housekeeping import purge_readings
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.reading_provenance import explain_triggered, window_ids
-from aspen.pipeline.reading_stream import run_reading_stream
-from aspen.pipeline.reading_tables import READING_DROPS, READING_WINDOWS, load_rule
+from aspen.readings.rule_provenance import explain_triggered, window_ids
+from aspen.readings.rule_stream import run_reading_stream
+from aspen.readings.rule_tables import READING_DROPS, READING_WINDOWS, load_rule
 from aspen.settings import Settings
 from aspen.streams.rules import SensorState, TriggerRule
 from aspen.streams.windows import Reading

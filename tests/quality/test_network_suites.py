@@ -20,18 +20,18 @@ import pytest
 from aspen.lake import deltars
 from aspen.lake.ingest import ingest_files
 from aspen.lake.tables import READINGS
-from aspen.pipeline.network_tables import (
-    NETWORK_DROPS,
-    NETWORK_OUTPUTS,
-    STREAM_NETWORKS,
-    run_network_locally,
-)
 from aspen.quality import run_expectations
 from aspen.quality.gx_validate import GxValidator
 from aspen.quality.networks import NETWORK_SUITES
 from aspen.quality.outcome import Outcome
 from aspen.quality.run import check_table
 from aspen.quality.spec import SuiteParams
+from aspen.readings.network_tables import (
+    NETWORK_DROPS,
+    NETWORK_OUTPUTS,
+    STREAM_NETWORKS,
+    run_network_locally,
+)
 from aspen.settings import Settings
 from aspen.streams.encoding import decode_per_stream, encode_per_stream
 from aspen.streams.networks import parse_network

@@ -17,23 +17,23 @@ import pytest
 from aspen.lake import deltars
 from aspen.lake.ingest import ingest_files
 from aspen.lake.tables import READINGS
-from aspen.pipeline.reading_provenance import window_ids
-from aspen.pipeline.reading_rows import StreamState, step_frame
-from aspen.pipeline.reading_tables import (
-    READING_DROPS,
-    READING_RULES,
-    READING_WINDOWS,
-    _drops_arrow,
-    _windows_arrow,
-    load_rule,
-    record_rule,
-)
 from aspen.quality import run_expectations
 from aspen.quality.gx_validate import GxValidator
 from aspen.quality.outcome import Outcome
 from aspen.quality.readings import READING_SUITES
 from aspen.quality.run import check_table
 from aspen.quality.spec import SuiteParams
+from aspen.readings.rule_provenance import window_ids
+from aspen.readings.rule_rows import StreamState, step_frame
+from aspen.readings.rule_tables import (
+    READING_DROPS,
+    READING_RULES,
+    READING_WINDOWS,
+    drops_arrow,
+    load_rule,
+    record_rule,
+    windows_arrow,
+)
 from aspen.settings import Settings
 from aspen.streams.encoding import encode, read_header
 from aspen.streams.rules import TriggerRule
@@ -88,8 +88,9 @@ def _micro_batch(lake: Settings, states: dict, stream_batch: int, after: int) ->
             frames.append(step_frame(str(sensor), state.sensor.add_all(rule, stream), state))
         frame = pd.concat(frames, ignore_index=True)
         deltars.append_table(lake, READING_WINDOWS,
-                             _windows_arrow(rule, mode, frame, stream_batch, version))
-        deltars.append_table(lake, READING_DROPS, _drops_arrow(rule, frame, stream_batch))
+                             windows_arrow(rule, mode, frame, stream_batch, version))
+        deltars.append_table(lake, READING_DROPS,
+                             drops_arrow("rule", rule.name, frame, stream_batch))
 
 
 @pytest.fixture(scope="module")
@@ -137,11 +138,12 @@ def test_the_lake_passes_and_covers_both_modes_and_every_drop_reason(good_lake, 
 
 
 def test_the_ids_checked_are_those_window_ids_rebuilds(good_lake, frames) -> None:
-    from aspen.quality.reading_lineage import _micros, _Retained, _Windows
+    from aspen.quality.lineage import RetainedReadings, micros
+    from aspen.quality.reading_lineage import WindowIds
 
     windows = frames[READING_WINDOWS]
-    rebuilt = _Windows(windows, _Retained.of(frames[READINGS]), frames)
-    starts = _micros(windows["window_start"])
+    rebuilt = WindowIds(windows, RetainedReadings.of(frames[READINGS]), frames)
+    starts = micros(windows["window_start"])
     for row, start in zip(windows.to_dict("records"), starts, strict=True):
         rule = load_rule(good_lake, row["rule"])[0]
         assert rebuilt.ids(row, int(start)) == tuple(window_ids(good_lake, row, rule))
@@ -348,8 +350,8 @@ def test_rounding_in_the_aggregates_is_not_an_error(frames, validator) -> None:
 def test_a_zone_alarm_s_windows_pass(frames, validator) -> None:
     """A zone alarm's ids span its zone's sensors and their count windows: only their number,
     covering interval and presence in readings are checked."""
-    from aspen.pipeline.reading_rows import zone_step_frame
-    from aspen.pipeline.reading_tables import _rule_json
+    from aspen.readings.rule_rows import zone_step_frame
+    from aspen.readings.rule_tables import rule_json
     from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 
     rule = ZoneRule(name="zone_alarm", count=3, sensors=1, within_s=30.0)
@@ -358,9 +360,9 @@ def test_a_zone_alarm_s_windows_pass(frames, validator) -> None:
               zip(readings["id"], readings["sensor"], readings["ts"], readings["value"],
                   strict=True)]
     rows = zone_step_frame(rule, "z0_0", stream, ZoneState())
-    zone = _windows_arrow(rule, "eager", rows, 0, 1).to_pandas()
+    zone = windows_arrow(rule, "eager", rows, 0, 1).to_pandas()
     assert set(zone["decision"]) == {"insert", "delete"}
-    recorded = frames[READING_RULES].iloc[[0]].assign(name=rule.name, definition=_rule_json(rule),
+    recorded = frames[READING_RULES].iloc[[0]].assign(name=rule.name, definition=rule_json(rule),
                                                       mode="eager")
     tables = {**frames,
               READING_WINDOWS: pd.concat([frames[READING_WINDOWS], zone], ignore_index=True),

@@ -21,18 +21,22 @@ LIBS = ROOT / "libs"
 #: The layers of ``libs/aspen``, lowest first. A package may import its own layer and the ones
 #: below. (The root package ``aspen`` itself, which holds only the version, is below them all.)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("aspen.errors", "aspen.settings", "aspen.catalog"),
+    ("aspen.errors", "aspen.settings", "aspen.catalog", "aspen.crashpoints"),
     ("aspen.provenance",),
     ("aspen.engine",),
     ("aspen.views", "aspen.baselines", "aspen.generators", "aspen.optimizer",
      "aspen.streams"),
     ("aspen.runtime", "aspen.spark"),
     ("aspen.lake",),
-    ("aspen.pipeline", "aspen.queries"),
+    ("aspen.pipeline", "aspen.queries", "aspen.readings"),
     ("aspen.quality",),
     ("aspen.bench", "aspen.cli"),
 )
 LAYER_OF = {"aspen": -1} | {name: level for level, names in enumerate(LAYERS) for name in names}
+
+#: Packages whose private names (``_x``) stay inside their module: what another module needs is
+#: public, in one place.
+PRIVATE_KEPT = ("aspen.readings", "aspen.quality", "aspen.crashpoints")
 
 #: The folders of entry points; each imports ``aspen`` and its own modules only.
 ENTRY_FOLDERS = ("jobs", "dags", "dashboards")
@@ -209,3 +213,40 @@ def test_entry_points_import_the_package_not_each_other() -> None:
                 crossing += [f"{path.relative_to(ROOT)} (line {node.lineno}) imports {m}"
                              for m in modules if m.split(".")[0] in others]
     assert not crossing, "entry points importing another folder:\n" + "\n".join(crossing)
+
+
+def _private_imports_of(module: str, tree: ast.AST) -> Iterator[tuple[str, str, int]]:
+    """``(imported module, name, line)`` for every ``from m import _name`` in ``tree`` (the code
+    of ``module``) that names another module of ``libs/aspen``."""
+    for node, _guarded in _imports(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in MODULES:
+            for alias in node.names:
+                if alias.name.startswith("_") and node.module != module:
+                    yield node.module, alias.name, node.lineno
+
+
+def _kept(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in PRIVATE_KEPT)
+
+
+def _crossing(module: str, tree: ast.AST) -> list[str]:
+    return [f"{module} (line {line}) imports {name} from {imported}"
+            for imported, name, line in _private_imports_of(module, tree)
+            if _kept(module) or _kept(imported)]
+
+
+def test_private_names_stay_in_their_module() -> None:
+    crossing = [line for module, path in MODULES.items()
+                for line in _crossing(module, ast.parse(path.read_text(encoding="utf-8")))]
+    assert not crossing, "imports of private names:\n" + "\n".join(crossing)
+
+
+def test_a_private_import_is_found() -> None:
+    code = ast.parse("from aspen.readings.modes import KEEP, _hidden\n"
+                     "def f():\n    from aspen.lake.apply_local import _append\n")
+    assert _crossing("aspen.quality.lineage", code) == [
+        "aspen.quality.lineage (line 1) imports _hidden from aspen.readings.modes",
+        "aspen.quality.lineage (line 3) imports _append from aspen.lake.apply_local"]
+    assert _crossing("aspen.lake.expire_local", code) == [
+        "aspen.lake.expire_local (line 1) imports _hidden from aspen.readings.modes"]
+    assert not _kept("aspen.readingsx") and _kept("aspen.crashpoints")

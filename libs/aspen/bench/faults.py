@@ -27,11 +27,11 @@ Then the same command is run again to completion and the lake is checked
     behind); no lease left held by a process that is gone.
 
 The crash points of ``maintain`` are lines of :mod:`aspen.pipeline.maintain_local` and
-:mod:`aspen.pipeline.maintain_spark`. Those of ``ingest``, ``apply`` and ``expire`` cannot be:
-:mod:`aspen.lake` is a layer below :mod:`aspen.pipeline.faults`. :func:`lake_crash_points`
-installs them around the lake module's steps (after each table it writes; on both the Spark
-and the in-process path of apply and the sweep), in the process that runs the command
-(``python -m aspen.bench.faults --lake LAKE ARGV…``).
+:mod:`aspen.pipeline.maintain_spark`. Those of ``ingest``, ``apply`` and ``expire`` are not lines
+of :mod:`aspen.lake` (which could name them: :mod:`aspen.crashpoints` sits below it);
+:func:`lake_crash_points` installs them around the lake module's steps (after each table it
+writes; on both the Spark and the in-process path of apply and the sweep), in the process that
+runs the command (``python -m aspen.bench.faults --lake LAKE ARGV…``).
 
 Corrupted inputs (:meth:`Campaign.corrupted_inputs`): update files truncated mid-record and
 inside a UTF-8 character, a file of binary garbage and one with garbage between valid records
@@ -134,7 +134,7 @@ _SHORTEST_WINDOW = 0.2
 #: The tables whose newest Delta log entry the corrupted-input cases tear, in order: the update
 #: log (``aspen ingest``), a view (``aspen verify``), the registry (``aspen maintain``).
 TORN_TABLES: tuple[str, ...] = ("updates", "reachable", "variables")
-#: Exit code of a process that died at a crash point (``os._exit`` in aspen.pipeline.faults).
+#: Exit code of a process that died at a crash point (``os._exit`` in aspen.crashpoints).
 CRASH_EXIT = 75
 #: Longest a faulted or rerun command may take, in seconds.
 COMMAND_TIMEOUT = 900.0
@@ -165,7 +165,7 @@ def command_argv(phase: str, update_file: str | Path) -> list[str]:
 
 def _after(function: Callable[..., Any], point: Callable[..., str]) -> Callable[..., Any]:
     """``function``, then the crash point that ``point(*args)`` names."""
-    from aspen.pipeline.faults import crash_point
+    from aspen.crashpoints import crash_point
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         result = function(*args, **kwargs)

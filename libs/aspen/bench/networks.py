@@ -7,7 +7,7 @@ Three parts, ratios from one run:
   readings of a micro-batch through its :class:`~aspen.streams.incremental.NetworkState`, the
   state carried between micro-batches as JSON (``to_json``/``from_json``, as Spark's state
   store keeps it) and each step's rows made into the frame the stateful operator emits
-  (:func:`~aspen.pipeline.network_tables.group_frame`, where Reduced-Eager encodes). Readings
+  (:func:`~aspen.readings.network_tables.group_frame`, where Reduced-Eager encodes). Readings
   per second keeping nothing (the network without provenance), the covering intervals
   (Replay-Lazy) or the ids (Reduced-Eager), the modes interleaved, best of ``repeats``; along
   window size, slide and the selectivity of the selection below the window, and for a
@@ -15,9 +15,9 @@ Three parts, ratios from one run:
   join). Each cell also says where the Reduced-Eager run's time went (the operators' step,
   the state's JSON, the output frame).
 - **Retrieval** (:func:`network_retrieval_cells`): on a temporary lake, a network run eager
-  and lazy (:func:`~aspen.pipeline.network_tables.run_network_locally`), then the time of
-  :func:`~aspen.pipeline.network_provenance.explain_output` for a sample of its outputs.
-- **Spark** (:func:`network_spark_cells`): :func:`~aspen.pipeline.network_stream.
+  and lazy (:func:`~aspen.readings.network_tables.run_network_locally`), then the time of
+  :func:`~aspen.readings.network_provenance.explain_output` for a sample of its outputs.
+- **Spark** (:func:`network_spark_cells`): :func:`~aspen.readings.network_stream.
   run_network_stream` (``availableNow``) over a backlog of readings, per mode, on a fresh
   lake each, after a warm-up query; best of ``rounds`` rounds alternating the modes' order.
 
@@ -104,8 +104,8 @@ def _run(spec: dict[str, Any], batches: list[dict[str, list[Reading]]],
          mode: str) -> dict[str, Any]:
     """One run of the network over the micro-batches in ``mode``: its seconds and their
     split (operators' step, state JSON in and out, output frame), outputs and state size."""
-    from aspen.pipeline.network_tables import group_frame
-    from aspen.pipeline.reading_tables import _KEEP
+    from aspen.readings.modes import KEEP
+    from aspen.readings.network_tables import group_frame
     from aspen.streams.incremental import NetworkState
 
     network = parse_network(spec)
@@ -119,7 +119,7 @@ def _run(spec: dict[str, Any], batches: list[dict[str, list[Reading]]],
             t0 = clock()
             text = states.get(group)
             state = (NetworkState.from_json(network, text) if text is not None
-                     else NetworkState(network, _KEEP[mode]))
+                     else NetworkState(network, KEEP[mode]))
             t1 = clock()
             step = state.step(readings)
             t2 = clock()
@@ -204,8 +204,8 @@ def network_retrieval_cells(stream: Sequence[SensorReading], work: Path,
     spread over the outputs) retrieved one at a time; seconds per output."""
     from aspen.lake import deltars
     from aspen.lake.ingest import ingest_files
-    from aspen.pipeline.network_provenance import explain_output
-    from aspen.pipeline.network_tables import NETWORK_OUTPUTS, run_network_locally
+    from aspen.readings.network_provenance import explain_output
+    from aspen.readings.network_tables import NETWORK_OUTPUTS, run_network_locally
     from aspen.settings import Settings
 
     lake = Settings(lake=str(work / "lake-retrieval"))
@@ -247,7 +247,7 @@ def network_spark_cells(work: Path, sensors: int = 100, backlog_s: int = 2400,
     first (the JVM's first streaming query compiles what the others reuse); best of
     ``rounds`` rounds, alternating the modes' order."""
     from aspen.lake.ingest import ingest_files
-    from aspen.pipeline.network_stream import run_network_stream
+    from aspen.readings.network_stream import run_network_stream
     from aspen.settings import Settings
     from aspen.spark.session import get_spark
 

@@ -196,9 +196,9 @@ def _spark_mode(spark: Any, work: Path, tag: str, mode: str, backlog: Sequence[S
     then the time to retrieve one alert's readings."""
     from aspen.lake.deltars import read_table
     from aspen.lake.ingest import ingest_files
-    from aspen.pipeline.reading_provenance import explain_triggered
-    from aspen.pipeline.reading_stream import run_reading_stream
-    from aspen.pipeline.reading_tables import READING_WINDOWS
+    from aspen.readings.rule_provenance import explain_triggered
+    from aspen.readings.rule_stream import run_reading_stream
+    from aspen.readings.rule_tables import READING_WINDOWS
     from aspen.settings import Settings
 
     lake = Settings(lake=str(work / f"lake-{tag}-{mode}"))

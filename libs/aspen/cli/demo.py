@@ -16,6 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
+from aspen.catalog import VIEWS
 from aspen.errors import ConfigError
 from aspen.settings import Settings
 
@@ -29,8 +30,7 @@ TABLES = (
     "updates", "quarantine", "readings", "reading_windows", "reading_drops", "network_outputs",
     "link", "sensor",
     "triggered", "region_seed", "variables",
-    "apply_notes", "reachable", "min_cost", "min_hops", "cheapest_path", "fewest_hops",
-    "shortest_cheapest_path", "active_region", "region_sizes", "largest_regions", "ledger",
+    "apply_notes", *VIEWS, "ledger",
     "metrics", "summary",
 )
 
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.generators.demo import write_demo_inputs
     from aspen.pipeline.airflow_run import run_pipeline_once
-    from aspen.pipeline.network_tables import record_network
+    from aspen.readings.network_tables import record_network
     from aspen.streams.networks import load_network
 
     local = settings.local_table_path("x")

@@ -75,7 +75,7 @@ def _chains(settings: Settings, explanations: list) -> dict[str, list]:
     """Per triggered sensor named in the witnesses, the origins of its live instances."""
     import re
 
-    from aspen.pipeline.reading_provenance import trigger_origins
+    from aspen.readings.rule_provenance import trigger_origins
 
     sensors = sorted({match[1] for e in explanations for witness in e.witnesses
                       for base in witness if (match := re.fullmatch(r"triggered\((.*)\)", base))})
@@ -98,8 +98,8 @@ def _triggered(args: argparse.Namespace, settings: Settings) -> int:
 
     from aspen.cli._output import printable
     from aspen.errors import ConfigError
-    from aspen.pipeline.reading_provenance import explain_triggered
-    from aspen.pipeline.reading_tables import load_rule
+    from aspen.readings.rule_provenance import explain_triggered
+    from aspen.readings.rule_tables import load_rule
 
     if len(args.key) != 1:
         raise ConfigError("aspen explain triggered takes one sensor id")
@@ -143,7 +143,7 @@ def _network(args: argparse.Namespace, settings: Settings) -> int:
 
     from aspen.cli._output import printable
     from aspen.errors import ConfigError
-    from aspen.pipeline.network_provenance import (
+    from aspen.readings.network_provenance import (
         attribute_words,
         explain_output,
         latest_outputs,

@@ -92,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.errors import ConfigError
-    from aspen.pipeline.reading_stream import run_reading_stream
+    from aspen.readings.rule_stream import run_reading_stream
     from aspen.spark.session import get_spark
 
     if args.every is not None and args.every <= 0:
@@ -122,7 +122,7 @@ def _network(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         raise ConfigError(f"cannot read --network {args.network}: {error.strerror}") from None
     if args.local:
-        from aspen.pipeline.network_tables import run_network_locally
+        from aspen.readings.network_tables import run_network_locally
 
         if args.every is not None:
             raise ConfigError("--local runs once; --every needs the Spark stream")
@@ -130,7 +130,7 @@ def _network(args: argparse.Namespace, settings: Settings) -> int:
         print(f"network {network.name} ({args.provenance}, in process): {outputs} output(s), "
               f"{dropped} reading(s) dropped")
         return 0
-    from aspen.pipeline.network_stream import run_network_stream
+    from aspen.readings.network_stream import run_network_stream
     from aspen.spark.session import get_spark
 
     report = run_network_stream(get_spark("aspen-stream"), settings, network, args.provenance,

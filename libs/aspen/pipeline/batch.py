@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aspen.catalog import VIEWS
+from aspen.crashpoints import crash_point
 from aspen.errors import ConfigError, LakeError
 from aspen.lake.deltars import column_maxima, read_table, replace_batch, table_exists
 from aspen.lake.view_log import VIEW_CHANGES, log_size, should_compact, truncate_log
 from aspen.pipeline import ledger
-from aspen.pipeline.faults import crash_point
 from aspen.settings import Settings
 
 if TYPE_CHECKING:

@@ -1,43 +1,29 @@
-"""Named crash points, to test that a batch killed anywhere reruns to the same result.
+"""The crash point of a Spark task: :func:`task_crash_point` fires only in the task's first
+attempt.
 
-``ASPEN_CRASH_AT=<point>`` makes :func:`crash_point` raise :class:`InjectedCrash` at that point
-(``ASPEN_CRASH_MODE=exit`` kills the process instead, as a lost executor or ``kill -9`` would).
-Unset, a crash point costs one environment lookup.
-
-:func:`task_crash_point` is the same inside a Spark task, but only in the task's first attempt:
 Spark retries the task (when the master allows retries, e.g. ``local[2,2]``), and the test sees
 what a retried task meets — in particular the nodes its first attempt advanced, still held by
-the host process.
+the host process. The other crash points (:func:`aspen.crashpoints.crash_point`, the same
+``ASPEN_CRASH_AT``) live below the lake.
 
->>> crash_point("never-set")  # nothing happens
->>> task_crash_point("never-set")  # nor here
+>>> task_crash_point("never-set")  # nothing happens
 """
 
 from __future__ import annotations
 
-import os
-
+from aspen.crashpoints import CRASH_AT, crash_requested
 from aspen.errors import InjectedCrash
 
-__all__ = ["crash_point", "task_crash_point"]
-
-
-def crash_point(name: str) -> None:
-    """Crash here if ``ASPEN_CRASH_AT`` names this point."""
-    if os.environ.get("ASPEN_CRASH_AT") != name:
-        return
-    if os.environ.get("ASPEN_CRASH_MODE") == "exit":
-        os._exit(75)
-    raise InjectedCrash(f"crash injected at {name!r} (ASPEN_CRASH_AT)")
+__all__ = ["task_crash_point"]
 
 
 def task_crash_point(name: str) -> None:
     """Crash here if ``ASPEN_CRASH_AT`` names this point and this is a Spark task's first
     attempt (outside a task: never)."""
-    if os.environ.get("ASPEN_CRASH_AT") != name:
+    if not crash_requested(name):
         return
     from pyspark import TaskContext
 
     context = TaskContext.get()
     if context is not None and context.attemptNumber() == 0:
-        raise InjectedCrash(f"crash injected at {name!r} in a first task attempt (ASPEN_CRASH_AT)")
+        raise InjectedCrash(f"crash injected at {name!r} in a first task attempt ({CRASH_AT})")

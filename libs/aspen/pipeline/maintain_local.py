@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aspen.catalog import VIEW_COLUMNS, VIEWS
+from aspen.crashpoints import crash_point
 from aspen.errors import EngineError
 from aspen.lake.deltars import table_exists, text_field, write_table
 from aspen.lake.view_log import (
@@ -42,7 +43,6 @@ from aspen.lake.view_log import (
 from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
 from aspen.pipeline.changes import batch_between
-from aspen.pipeline.faults import crash_point
 from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings
 

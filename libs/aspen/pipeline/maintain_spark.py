@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aspen.catalog import VIEWS
+from aspen.crashpoints import crash_point
 from aspen.errors import ConfigError, LakeError
 from aspen.lake.committed import committed_versions, read_committed
 from aspen.lake.deltars import (
@@ -60,7 +61,7 @@ from aspen.lake.view_log import (
 )
 from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
-from aspen.pipeline.faults import crash_point, task_crash_point
+from aspen.pipeline.faults import task_crash_point
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     SIZE_STAT,

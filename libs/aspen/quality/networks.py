@@ -1,7 +1,7 @@
 """The ``networks`` suites: the stream networks a lake ran, their outputs and their drops.
 
 ``stream_networks``, ``network_outputs`` and ``network_drops`` are written by the stream
-networks (:mod:`aspen.pipeline.network_tables`, :mod:`aspen.pipeline.network_stream`). Rules:
+networks (:mod:`aspen.readings.network_tables`, :mod:`aspen.readings.network_stream`). Rules:
 
 - ``stream_networks``: one row per network name, a known provenance mode, a definition that
   parses (:func:`aspen.streams.networks.load_network`) as a network of the row's name;
@@ -22,7 +22,7 @@ networks (:mod:`aspen.pipeline.network_tables`, :mod:`aspen.pipeline.network_str
 
 Replay-Lazy outputs are not replayed by the gate: it would cost a replay per output (the
 group's readings around its interval, or from its first retained reading for a count window
-under a join, :func:`aspen.pipeline.network_provenance.output_ids`); only their interval is
+under a join, :func:`aspen.readings.network_provenance.output_ids`); only their interval is
 checked (the rules above). ``aspen explain network NAME OUTPUT`` replays one.
 
 >>> [s.table for s in NETWORK_SUITES]
@@ -47,12 +47,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aspen.lake.tables import READINGS
-from aspen.pipeline.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, STREAM_NETWORKS
-from aspen.pipeline.reading_tables import MODES
 from aspen.quality.derived import add_provenance_length
 from aspen.quality.expect import (
     at_least,
@@ -64,11 +62,19 @@ from aspen.quality.expect import (
     pair_equal,
     unique,
 )
-from aspen.quality.reading_lineage import _UNDECODABLE, _micros, drops_in_readings
+from aspen.quality.lineage import (
+    UNDECODABLE,
+    LineageProblems,
+    RetainedReadings,
+    definitions_valid,
+    drops_in_readings,
+    recorded_in,
+)
 from aspen.quality.spec import CrossCheck, CrossCheckResult, SuiteParams, TableSuite
+from aspen.readings.modes import MODES
+from aspen.readings.network_tables import NETWORK_DROPS, NETWORK_OUTPUTS, STREAM_NETWORKS
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
     from great_expectations.expectations import Expectation
 
@@ -103,7 +109,6 @@ _EAGER = 'mode == "eager"'
 _COVERED = 'mode in ["eager", "lazy"]'  # rows that keep their covering interval
 _WITHOUT_IDS = 'mode in ["lazy", "none"]'
 _NONE = 'mode == "none"'
-_EXAMPLES = 3
 
 
 # --- the expectations ------------------------------------------------------------------------
@@ -200,36 +205,9 @@ def networks_of(tables: Mapping[str, pd.DataFrame]) -> dict[str, tuple[StreamNet
     return found
 
 
-def _definitions_parse(frame: pd.DataFrame, _: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
-    """Each definition is the JSON of a valid network of the row's name."""
-    bad = []
-    for name, definition in zip(frame["name"], frame["definition"], strict=True):
-        network = parse_definition(definition)
-        if network is None or network.name != name:
-            bad.append(str(name))
-    if bad:
-        return False, (f"{len(bad)} definition(s) not a valid network of their name, "
-                       f"e.g. {bad[:5]}")
-    return True, f"{len(frame)} network definition(s), all valid"
-
-
-def _networks_recorded(frame: pd.DataFrame,
-                       tables: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
-    """Every network of the frame is recorded in ``stream_networks`` (with a definition that
-    parses as a network of its name)."""
-    if STREAM_NETWORKS not in tables or "network" not in frame:
-        return None
-    known = networks_of(tables)
-    bad = sorted(set(frame["network"].dropna().astype(str)) - set(known))
-    if bad:
-        return False, (f"{len(bad)} network(s) not recorded in '{STREAM_NETWORKS}', "
-                       f"e.g. {bad[:5]}")
-    return True, f"{frame['network'].nunique()} network(s), all recorded in '{STREAM_NETWORKS}'"
-
-
 def _modes_recorded(frame: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
     """Each output has the provenance mode its network is recorded with (outputs of networks
-    not recorded are :func:`_networks_recorded`'s to report)."""
+    not recorded are :data:`_RECORDED`'s to report)."""
     if STREAM_NETWORKS not in tables:
         return None
     known = networks_of(tables)
@@ -245,45 +223,6 @@ def _modes_recorded(frame: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> 
 
 # --- the readings behind Reduced-Eager outputs -----------------------------------------------
 
-@dataclass(frozen=True)
-class _Readings:
-    """The retained readings sorted by id: ids, sensors, times (µs since the epoch), values."""
-
-    lowest: int | None
-    ids: np.ndarray
-    sensors: np.ndarray
-    ts_us: np.ndarray
-    values: np.ndarray
-
-    @classmethod
-    def of(cls, readings: pd.DataFrame) -> _Readings:
-        lowest = readings["id"].min() if len(readings) else None
-        lowest = None if lowest is None or lowest != lowest else int(lowest)
-        rows = readings.dropna(subset=["id", "sensor", "ts", "value"])
-        rows = rows.drop_duplicates("id").sort_values("id")
-        ids = rows["id"].to_numpy(dtype="int64")
-        ts_us = _micros(rows["ts"]) if len(rows) else ids.copy()
-        return cls(lowest, ids, rows["sensor"].astype(str).to_numpy(), ts_us,
-                   rows["value"].to_numpy(dtype="float64"))
-
-    def positions(self, ids: tuple[int, ...]) -> np.ndarray | None:
-        """Where ``ids`` are in :attr:`ids` (None when one of them is not a retained reading)."""
-        import numpy as np
-
-        wanted = np.asarray(ids, dtype="int64")
-        found = self.ids.searchsorted(wanted)
-        if (found >= len(self.ids)).any() or (self.ids[found] != wanted).any():
-            return None
-        return found
-
-    def attributes(self, position: int) -> dict[str, Any]:
-        """A reading's attributes as a network's stream predicates see them (``ts`` in
-        seconds, as :func:`aspen.pipeline.network_tables.readings_of` computes it)."""
-        return {"id": int(self.ids[position]), "sensor": str(self.sensors[position]),
-                "ts": int(self.ts_us[position]) * 1000 / 1e9,
-                "value": float(self.values[position])}
-
-
 #: The ways a Reduced-Eager output's readings can be wrong, in the order they are reported.
 OUTPUT_PROBLEMS: tuple[str, ...] = (
     "not decodable",
@@ -296,30 +235,17 @@ OUTPUT_PROBLEMS: tuple[str, ...] = (
 
 
 @dataclass
-class _Problems:
-    """The outputs found wrong, by problem, with a few examples each."""
+class _Problems(LineageProblems):
+    """The Reduced-Eager outputs found wrong, by problem, with a few examples each."""
 
-    checked: int = 0
-    past_retention: int = 0
-    not_replayed: int = 0
-    found: dict[str, list[str]] = field(default_factory=dict)
+    PROBLEMS: ClassVar[tuple[str, ...]] = OUTPUT_PROBLEMS
+    ROWS: ClassVar[str] = "Reduced-Eager output(s)"
 
-    def add(self, problem: str, output: str) -> None:
-        self.found.setdefault(problem, []).append(output)
-
-    def result(self) -> tuple[bool, str]:
+    def notes(self) -> str:
         notes = [f"{self.past_retention} past it"] if self.past_retention else []
         if self.not_replayed:
             notes.append(f"{self.not_replayed} Replay-Lazy output(s) not replayed")
-        note = f" ({'; '.join(notes)})" if notes else ""
-        if not self.found:
-            return True, (f"{self.checked} Reduced-Eager output(s) within retention, each with "
-                          f"its readings' ids in readings{note}")
-        bad = len({o for outputs in self.found.values() for o in outputs})
-        parts = [f"{len(self.found[p])} {p}" for p in OUTPUT_PROBLEMS if p in self.found]
-        examples = [o for p in OUTPUT_PROBLEMS for o in self.found.get(p, [])[:1]][:_EXAMPLES]
-        return False, (f"{bad} of {self.checked} Reduced-Eager output(s) within retention: "
-                       f"{', '.join(parts)}, e.g. {', '.join(examples)}")
+        return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _decoded(row: Mapping[str, Any],
@@ -339,13 +265,14 @@ def _decoded(row: Mapping[str, Any],
         bases = {stream: decode_per_stream(bytes(stored[(str(row["network"]), base)]))[stream]
                  for stream, base in named.items()}
         found = decode_per_stream(bytes(data), bases)
-    except (*_UNDECODABLE, KeyError, TypeError, ValueError):
+    except (*UNDECODABLE, KeyError, TypeError, ValueError):
         return None
     return found if found and all(found.values()) else None
 
 
-def _check_output(row: Mapping[str, Any], ids: dict[str, tuple[int, ...]], retained: _Readings,
-                  network: StreamNetwork | None, problems: _Problems, label: str) -> None:
+def _check_output(row: Mapping[str, Any], ids: dict[str, tuple[int, ...]],
+                  retained: RetainedReadings, network: StreamNetwork | None,
+                  problems: _Problems, label: str) -> None:
     every = tuple(sorted({i for part in ids.values() for i in part}))
     if (every[0], every[-1]) != (int(row["ids_lo"]), int(row["ids_hi"])):
         problems.add("not covered by [ids_lo, ids_hi]", label)
@@ -355,7 +282,7 @@ def _check_output(row: Mapping[str, Any], ids: dict[str, tuple[int, ...]], retai
     if found is None:
         problems.add("not in readings", label)
         return
-    if network is None:  # not recorded: _networks_recorded reports it
+    if network is None:  # not recorded: _RECORDED reports it
         return
     if network.partition and (retained.sensors[found] != str(row["grp"])).any():
         problems.add("of another group", label)
@@ -376,7 +303,7 @@ def outputs_in_readings(frame: pd.DataFrame,
     output's ``grp``. Replay-Lazy outputs are counted, not replayed."""
     if READINGS not in tables:
         return None
-    retained = _Readings.of(tables[READINGS])
+    retained = RetainedReadings.of(tables[READINGS])
     networks = networks_of(tables)
     frame = frame.dropna(subset=["network", "output", "mode", "ids_lo", "ids_hi"])
     stored = {(str(n), str(o)): p for n, o, p in
@@ -401,12 +328,15 @@ def outputs_in_readings(frame: pd.DataFrame,
     return problems.result()
 
 
-_RECORDED = CrossCheck("aspen_network_recorded", ("network",), _networks_recorded)
+#: Every network of the frame is recorded in ``stream_networks`` (with a definition that parses
+#: as a network of its name).
+_RECORDED = CrossCheck("aspen_network_recorded", ("network",),
+                       recorded_in(STREAM_NETWORKS, "network", networks_of))
 
 NETWORK_SUITES: tuple[TableSuite, ...] = (
     TableSuite(FAMILY, STREAM_NETWORKS, NETWORK_COLUMNS, _networks, cross_checks=(
         CrossCheck("aspen_network_definition_valid", ("name", "definition"),
-                   _definitions_parse),)),
+                   definitions_valid(parse_definition, "network")),)),
     TableSuite(FAMILY, NETWORK_OUTPUTS, OUTPUT_COLUMNS, _outputs, derive=_derive_outputs,
                derived_columns=("provenance_length", *COVER_HULL), cross_checks=(
                    CrossCheck("aspen_output_ids_in_readings",

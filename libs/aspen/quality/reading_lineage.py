@@ -1,105 +1,43 @@
-"""Cross-table checks of the readings stream: the readings behind its windows and drops exist.
+"""Cross-table checks of the readings stream: the readings behind its windows exist (and the
+rules a lake recorded, parsed).
 
-A ``reading_windows`` row names its readings (:mod:`aspen.pipeline.reading_stream`): a
+A ``reading_windows`` row names its readings (:mod:`aspen.readings.rule_stream`): a
 Reduced-Eager row carries their ids, encoded (a delta is decoded with the full set of the
 earlier window of the same rule and sensor that starts at its ``prov_base``); a Replay-Lazy row
 only their covering interval ``[ids_lo, ids_hi]``, the ids rebuilt by replaying the sensor's
 readings of the interval through the rule's windows with the readings the rule dropped left
-out — what :func:`aspen.pipeline.reading_provenance.window_ids` does, here over the frames the
+out — what :func:`aspen.readings.rule_provenance.window_ids` does, here over the frames the
 quality gate has already read instead of one query per window. A window rule's ids are readings
 of the window's sensor and time; a zone alarm's span its zone's sensors (a Replay-Lazy zone
 decision is not replayed here: that reads its zone's history; a request does it).
 
 Housekeeping deletes old readings, a prefix of the ids: a window is checked when its readings
-are all retained (``ids_lo ≥`` the lowest retained id), a dropped reading when its id is.
-
->>> import pandas as pd
->>> readings = pd.DataFrame({"id": [7, 8], "sensor": ["s1", "s1"], "value": [1.0, 2.0],
-...                          "ts": pd.to_datetime(["2026-01-01T00:00:01Z"] * 2)})
->>> drops = pd.DataFrame({"rule": ["r"], "id": [8], "sensor": ["s1"], "value": [2.0],
-...                       "ts": pd.to_datetime(["2026-01-01T00:00:01Z"])})
->>> drops_in_readings(drops, {"readings": readings})
-(True, '1 dropped reading(s) within retention, all in readings')
->>> drops_in_readings(drops.assign(id=[6]), {"readings": readings})
-(True, '0 dropped reading(s) within retention, all in readings (1 past it)')
->>> drops_in_readings(drops.assign(id=[9]), {"readings": readings})[0]
-False
+are all retained (``ids_lo ≥`` the lowest retained id). The retained readings, the shape of the
+problems found and the check of dropped readings are shared with the network suites
+(:mod:`aspen.quality.lineage`).
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from aspen.errors import ProvenanceError
 from aspen.lake.tables import READINGS
-from aspen.pipeline.reading_tables import READING_DROPS, READING_RULES
+from aspen.quality.lineage import UNDECODABLE, LineageProblems, RetainedReadings, micros
 from aspen.quality.spec import CrossCheckResult
+from aspen.readings.rule_tables import READING_DROPS, READING_RULES
 from aspen.streams.rules import TriggerRule
 from aspen.streams.zones import ZoneRule
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
-    from aspen.pipeline.reading_tables import Rule
+    from aspen.readings.rule_tables import Rule
 
 __all__ = [
-    "PROBLEMS", "WindowProblems", "drops_in_readings", "parse_rule", "rules_of",
-    "windows_in_readings",
+    "PROBLEMS", "WindowIds", "WindowProblems", "parse_rule", "rules_of", "windows_in_readings",
 ]
-
-_EXAMPLES = 3
-#: What decoding corrupt provenance bytes may raise.
-_UNDECODABLE = (ProvenanceError, ValueError, IndexError, zlib.error)
-
-
-def _micros(values: pd.Series) -> np.ndarray:
-    """Timestamps (UTC, any unit, no nulls) as integer microseconds since the epoch."""
-    import pandas as pd
-
-    stamps = pd.to_datetime(values, utc=True)
-    epoch = pd.Timestamp(0, tz="UTC")
-    return ((stamps - epoch) // pd.Timedelta(1, "us")).to_numpy(dtype="int64")
-
-
-@dataclass(frozen=True)
-class _Retained:
-    """The retained readings: sorted by id, and per sensor sorted by id (ids, ts µs, values)."""
-
-    lowest: int | None
-    ids: np.ndarray
-    sensors: np.ndarray
-    ts: np.ndarray
-    by_sensor: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-    @classmethod
-    def of(cls, readings: pd.DataFrame) -> _Retained:
-        lowest = readings["id"].min() if len(readings) else None
-        lowest = None if lowest is None or lowest != lowest else int(lowest)
-        rows = readings.dropna(subset=["id", "sensor", "ts", "value"])
-        rows = rows.drop_duplicates("id").sort_values("id")
-        ids = rows["id"].to_numpy(dtype="int64")
-        sensors = rows["sensor"].astype(str).to_numpy()
-        ts = _micros(rows["ts"]) if len(rows) else ids.copy()
-        values = rows["value"].to_numpy(dtype="float64")
-        by_sensor = {
-            str(sensor): (ids[positions], ts[positions], values[positions])
-            for sensor, positions in rows.reset_index(drop=True).groupby("sensor").indices.items()
-        }
-        return cls(lowest, ids, sensors, ts, by_sensor)
-
-    def positions(self, ids: Sequence[int]) -> np.ndarray | None:
-        """Where ``ids`` are in :attr:`ids` (None when one of them is not a retained reading)."""
-        import numpy as np
-
-        wanted = np.asarray(ids, dtype="int64")
-        found = self.ids.searchsorted(wanted)
-        if (found >= len(self.ids)).any() or (self.ids[found] != wanted).any():
-            return None
-        return found
 
 
 def parse_rule(definition: Any) -> Rule | None:
@@ -108,7 +46,7 @@ def parse_rule(definition: Any) -> Rule | None:
     >>> parse_rule('{"name": "hot", "threshold": 99}').threshold, parse_rule("{")
     (99, None)
     """
-    from aspen.pipeline.reading_tables import rule_from_json
+    from aspen.readings.rule_tables import rule_from_json
 
     try:
         return rule_from_json(definition)
@@ -152,39 +90,27 @@ PROBLEMS: tuple[str, ...] = (
 
 
 @dataclass
-class WindowProblems:
-    """The windows found wrong, by problem, with a few examples each."""
+class WindowProblems(LineageProblems):
+    """The windows found wrong, by problem, with a few examples each.
 
-    checked: int = 0
-    past_retention: int = 0
-    #: Replay-Lazy zone decisions: replaying one reads its zone's history, left to a request
-    not_replayed: int = 0
-    found: dict[str, list[str]] = field(default_factory=dict)
+    >>> problems = WindowProblems(checked=4, past_retention=1)
+    >>> problems.result()[0]
+    True
+    >>> problems.add("not in readings", "r/s1@2026-01-01T00:00:00Z")
+    >>> print(problems.result()[1])
+    1 of 4 window(s) within retention: 1 not in readings, e.g. r/s1@2026-01-01T00:00:00Z
+    """
 
-    def add(self, problem: str, window: str) -> None:
-        self.found.setdefault(problem, []).append(window)
+    PROBLEMS: ClassVar[tuple[str, ...]] = PROBLEMS
+    ROWS: ClassVar[str] = "window(s)"
+    PASSED: ClassVar[str] = "each with its count of readings' ids in readings"
 
-    def result(self) -> tuple[bool, str]:
-        """``(success, observed)`` for the outcome.
-
-        >>> problems = WindowProblems(checked=4, past_retention=1)
-        >>> problems.result()[0]
-        True
-        >>> problems.add("not in readings", "r/s1@2026-01-01T00:00:00Z")
-        >>> print(problems.result()[1])
-        1 of 4 window(s) within retention: 1 not in readings, e.g. r/s1@2026-01-01T00:00:00Z
-        """
+    def notes(self) -> str:
+        # ``not_replayed``: Replay-Lazy zone decisions; replaying one reads its zone's history
         past = f" ({self.past_retention} past it)" if self.past_retention else ""
         if self.not_replayed:
             past += f" ({self.not_replayed} lazy zone decision(s) not replayed here)"
-        if not self.found:
-            return True, (f"{self.checked} window(s) within retention, each with its count of "
-                          f"readings' ids in readings{past}")
-        bad = len({w for windows in self.found.values() for w in windows})
-        parts = [f"{len(self.found[p])} {p}" for p in PROBLEMS if p in self.found]
-        examples = [w for p in PROBLEMS for w in self.found.get(p, [])[:1]][:_EXAMPLES]
-        return False, (f"{bad} of {self.checked} window(s) within retention: "
-                       f"{', '.join(parts)}, e.g. {', '.join(examples)}")
+        return past
 
 
 def _full_set(data: bytes) -> bool:
@@ -193,7 +119,7 @@ def _full_set(data: bytes) -> bool:
 
     try:
         return not read_header(data).delta
-    except _UNDECODABLE:
+    except UNDECODABLE:
         return False
 
 
@@ -204,14 +130,14 @@ def _label(row: Mapping[str, Any], start_us: int) -> str:
     return f"{row['rule']}/{row['sensor']}@{start}"
 
 
-class _Windows:
+class WindowIds:
     """Decodes or replays the ids of the windows of one ``reading_windows`` frame."""
 
-    def __init__(self, frame: pd.DataFrame, retained: _Retained,
+    def __init__(self, frame: pd.DataFrame, retained: RetainedReadings,
                  tables: Mapping[str, pd.DataFrame]) -> None:
         self.retained = retained
         self.rules = rules_of(tables)
-        starts = _micros(frame["window_start"])
+        starts = micros(frame["window_start"])
         self.full: dict[tuple[str, str, int], bytes] = {}
         for rule, sensor, start, data in zip(frame["rule"], frame["sensor"], starts,
                                              frame["provenance"], strict=True):
@@ -244,10 +170,10 @@ class _Windows:
                 return decode(data)
             if pd.isna(row["prov_base"]):
                 return None
-            base_us = _micros(pd.Series([row["prov_base"]]))[0]
+            base_us = micros(pd.Series([row["prov_base"]]))[0]
             base = self.full.get((str(row["rule"]), str(row["sensor"]), int(base_us)))
             return None if base is None else decode(data, last_full=decode(base))
-        except _UNDECODABLE:
+        except UNDECODABLE:
             return None
 
     def _replayed(self, row: Mapping[str, Any], start_us: int) -> tuple[int, ...] | None:
@@ -275,12 +201,12 @@ def windows_in_readings(frame: pd.DataFrame,
     the window's sensor in ``[window_start, window_end)``."""
     if READINGS not in tables:
         return None
-    retained = _Retained.of(tables[READINGS])
+    retained = RetainedReadings.of(tables[READINGS])
     frame = frame.dropna(subset=["rule", "sensor", "window_start", "window_end", "count",
                                  "ids_lo", "ids_hi"])  # nulls are the suite's to report
-    windows = _Windows(frame, retained, tables)
+    windows = WindowIds(frame, retained, tables)
     problems = WindowProblems()
-    starts, ends = _micros(frame["window_start"]), _micros(frame["window_end"])
+    starts, ends = micros(frame["window_start"]), micros(frame["window_end"])
     for row, start, end in zip(frame.to_dict("records"), starts, ends, strict=True):
         if retained.lowest is None or int(row["ids_lo"]) < retained.lowest:
             problems.past_retention += 1
@@ -303,34 +229,6 @@ def windows_in_readings(frame: pd.DataFrame,
             problems.add("not in readings", label)
         elif isinstance(windows.rules.get(str(row["rule"])), TriggerRule) and (
                 (retained.sensors[found] != str(row["sensor"])).any()
-                or (retained.ts[found] < start).any() or (retained.ts[found] >= end).any()):
+                or (retained.ts_us[found] < start).any() or (retained.ts_us[found] >= end).any()):
             problems.add("of another sensor or time", label)
     return problems.result()
-
-
-def drops_in_readings(frame: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
-    """Each dropped reading within retention is a reading of ``readings``, with its sensor, time
-    and value."""
-    if READINGS not in tables:
-        return None
-    readings = tables[READINGS].dropna(subset=["id"]).drop_duplicates("id").set_index("id")
-    lowest = int(readings.index.min()) if len(readings) else None
-    rows = frame.dropna(subset=["id"])
-    past, bad = 0, []
-    for i, sensor, ts, value in zip(rows["id"], rows["sensor"], rows["ts"], rows["value"],
-                                    strict=True):
-        if lowest is None or int(i) < lowest:
-            past += 1
-            continue
-        if int(i) not in readings.index:
-            bad.append(int(i))
-            continue
-        reading = readings.loc[int(i)]
-        if (reading["sensor"], reading["ts"], reading["value"]) != (sensor, ts, value):
-            bad.append(int(i))
-    checked = len(rows) - past
-    if bad:
-        return False, (f"{len(bad)} of {checked} dropped reading(s) within retention not in "
-                       f"readings as dropped (id, sensor, ts, value), e.g. ids {bad[:5]}")
-    note = f" ({past} past it)" if past else ""
-    return True, f"{checked} dropped reading(s) within retention, all in readings{note}"

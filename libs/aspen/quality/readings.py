@@ -1,7 +1,7 @@
 """The ``readings`` suites: the sensor readings and what the readings stream made of them.
 
 ``readings`` is append-only (:mod:`aspen.lake.ingest`); ``reading_rules``, ``reading_windows``
-and ``reading_drops`` are written by the readings stream (:mod:`aspen.pipeline.reading_stream`).
+and ``reading_drops`` are written by the readings stream (:mod:`aspen.readings.rule_stream`).
 Rules:
 
 - ``readings``: ids never null, unique and consecutive (each id one more than the next lower
@@ -29,12 +29,10 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from aspen.lake.tables import READINGS
 from aspen.lake.validation import EARLIEST_EVENT_TIME, LATEST_EVENT_TIME, MAX_MAGNITUDE
-from aspen.pipeline.reading_tables import MODES, READING_DROPS, READING_RULES, READING_WINDOWS
 from aspen.quality.derived import (
     AGGREGATE_ERRORS,
     add_aggregate_errors,
@@ -56,13 +54,11 @@ from aspen.quality.expect import (
     unique,
 )
 from aspen.quality.inputs import ddl_columns
-from aspen.quality.reading_lineage import (
-    drops_in_readings,
-    parse_rule,
-    rules_of,
-    windows_in_readings,
-)
-from aspen.quality.spec import CrossCheck, CrossCheckResult, SuiteParams, TableSuite
+from aspen.quality.lineage import definitions_valid, drops_in_readings, recorded_in
+from aspen.quality.reading_lineage import parse_rule, rules_of, windows_in_readings
+from aspen.quality.spec import CrossCheck, SuiteParams, TableSuite
+from aspen.readings.modes import MODES
+from aspen.readings.rule_tables import READING_DROPS, READING_RULES, READING_WINDOWS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -146,37 +142,16 @@ def _derive_readings(frame: pd.DataFrame) -> pd.DataFrame:
     return add_id_steps(frame, "id")
 
 
-def _rules_recorded(frame: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
-    """Every rule of the frame is recorded in ``reading_rules`` (with a definition that
-    parses)."""
-    if READING_RULES not in tables or "rule" not in frame:
-        return None
-    known = rules_of(tables)
-    bad = sorted(set(frame["rule"].dropna().astype(str)) - set(known))
-    if bad:
-        return False, f"{len(bad)} rule(s) not recorded in '{READING_RULES}', e.g. {bad[:5]}"
-    return True, f"{frame['rule'].nunique()} rule(s), all recorded in '{READING_RULES}'"
-
-
-def _definitions_parse(frame: pd.DataFrame, _: Mapping[str, pd.DataFrame]) -> CrossCheckResult:
-    """Each definition is the JSON of a valid rule of the row's name."""
-    bad = []
-    for name, definition in zip(frame["name"], frame["definition"], strict=True):
-        rule = parse_rule(definition)
-        if rule is None or rule.name != name:
-            bad.append(str(name))
-    if bad:
-        return False, f"{len(bad)} definition(s) not a valid rule of their name, e.g. {bad[:5]}"
-    return True, f"{len(frame)} rule definition(s), all valid"
-
-
-_RECORDED = CrossCheck("aspen_rule_recorded", ("rule",), _rules_recorded)
+#: Every rule of the frame is recorded in ``reading_rules`` (with a definition that parses).
+_RECORDED = CrossCheck("aspen_rule_recorded", ("rule",),
+                       recorded_in(READING_RULES, "rule", rules_of))
 
 READING_SUITES: tuple[TableSuite, ...] = (
     TableSuite(FAMILY, READINGS, ddl_columns(READINGS), _readings, derive=_derive_readings,
                derived_columns=("id_step",)),
     TableSuite(FAMILY, READING_RULES, RULE_COLUMNS, _rules, cross_checks=(
-        CrossCheck("aspen_rule_definition_valid", ("name", "definition"), _definitions_parse),)),
+        CrossCheck("aspen_rule_definition_valid", ("name", "definition"),
+                   definitions_valid(parse_rule, "rule")),)),
     TableSuite(FAMILY, READING_WINDOWS, WINDOW_COLUMNS, _windows, derive=_derive_windows,
                derived_columns=("provenance_length", *AGGREGATE_ERRORS), cross_checks=(
                    CrossCheck("aspen_window_ids_in_readings",

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import ConfigError, ProvenanceExpiredError
 from aspen.lake import deltars, tables
-from aspen.pipeline.network_tables import (
+from aspen.readings.lake_sql import read_where, retained_from, sql_text, timestamp_literal
+from aspen.readings.network_tables import (
     NETWORK_DROPS,
     NETWORK_OUTPUTS,
     load_recorded_network,
     output_id,
     readings_of,
 )
-from aspen.pipeline.reading_provenance import _read, _retained_from, _text, _timestamp_literal
 from aspen.settings import Settings
 from aspen.streams.algebra import replay
 from aspen.streams.encoding import decode_per_stream
@@ -125,9 +125,9 @@ def _replayed_from_start(settings: Settings, network: StreamNetwork, row: dict[s
     cover differs from the stored one (readings before it were purged)."""
     from aspen.streams.incremental import NetworkState
 
-    group = f"sensor = {_text(row['grp'])} AND " if network.partition else ""
-    readings = _read(settings, tables.READINGS, f"{group}id <= {int(row['ids_hi'])}",
-                     ["id", "sensor", "ts", "value"])
+    group = f"sensor = {sql_text(row['grp'])} AND " if network.partition else ""
+    readings = read_where(settings, tables.READINGS, f"{group}id <= {int(row['ids_hi'])}",
+                          ["id", "sensor", "ts", "value"])
     readings = _without_drops(settings, network, readings).sort_values("id")
     state = NetworkState(network)
     rows = state.step(readings_of(readings)).outputs + state.finish()
@@ -147,8 +147,8 @@ def _decoded(settings: Settings, network: StreamNetwork,
     bases: dict[str, tuple[int, ...]] = {}
     named = json.loads(row["prov_base"]) if row.get("prov_base") else {}
     for stream, base in named.items():
-        found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network.name)} AND "
-                      f"output = {_text(base)}", ["provenance"])
+        found = read_where(settings, NETWORK_OUTPUTS, f"network = {sql_text(network.name)} AND "
+                           f"output = {sql_text(base)}", ["provenance"])
         if found.empty:
             raise ProvenanceExpiredError(f"the full id set {row['output']} is encoded against "
                                          f"({base}) is missing from {NETWORK_OUTPUTS}")
@@ -162,16 +162,16 @@ def _stored_context(settings: Settings, network: StreamNetwork,
     covering hull and those within the network's horizon of them in event time."""
     import pandas as pd
 
-    group = f"sensor = {_text(row['grp'])} AND " if network.partition else ""
+    group = f"sensor = {sql_text(row['grp'])} AND " if network.partition else ""
     lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
-    inside = _read(settings, tables.READINGS, f"{group}id BETWEEN {lo} AND {hi}", ["ts"])
+    inside = read_where(settings, tables.READINGS, f"{group}id BETWEEN {lo} AND {hi}", ["ts"])
     if inside.empty:
         raise ProvenanceExpiredError(f"the readings of {row['output']} are gone")
     horizon = network.horizon_s()
-    start = _timestamp_literal(inside["ts"].min() - pd.Timedelta(seconds=horizon))
-    end = _timestamp_literal(inside["ts"].max() + pd.Timedelta(seconds=horizon))
-    around = _read(settings, tables.READINGS, f"{group}ts BETWEEN {start} AND {end}",
-                   ["id", "sensor", "ts", "value"])
+    start = timestamp_literal(inside["ts"].min() - pd.Timedelta(seconds=horizon))
+    end = timestamp_literal(inside["ts"].max() + pd.Timedelta(seconds=horizon))
+    around = read_where(settings, tables.READINGS, f"{group}ts BETWEEN {start} AND {end}",
+                        ["id", "sensor", "ts", "value"])
     around = _without_drops(settings, network, around).sort_values("id")
     readings = readings_of(around)
     return {stream: [r for r in readings if predicate(
@@ -184,8 +184,8 @@ def _without_drops(settings: Settings, network: StreamNetwork,
     if readings.empty or not deltars.table_exists(settings, NETWORK_DROPS):
         return readings
     low, high = int(readings["id"].min()), int(readings["id"].max())
-    drops = _read(settings, NETWORK_DROPS, f"network = {_text(network.name)} AND id BETWEEN "
-                  f"{low} AND {high}", ["id"])
+    drops = read_where(settings, NETWORK_DROPS, f"network = {sql_text(network.name)} AND "
+                       f"id BETWEEN {low} AND {high}", ["id"])
     return readings[~readings["id"].isin(set(drops["id"]))]
 
 
@@ -195,19 +195,19 @@ def explain_output(settings: Settings, network_name: str, output: str) -> Output
     network, _mode = _network(settings, network_name)
     if not deltars.table_exists(settings, NETWORK_OUTPUTS):
         raise ConfigError(f"network '{network_name}' has no outputs yet")
-    found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network_name)} AND "
-                  f"output = {_text(output)}")
+    found = read_where(settings, NETWORK_OUTPUTS, f"network = {sql_text(network_name)} AND "
+                       f"output = {sql_text(output)}")
     if found.empty:
         raise ConfigError(f"network '{network_name}' has no output {output}")
     row = found.iloc[-1].to_dict()
-    retained = _retained_from(settings)
+    retained = retained_from(settings)
     if row["ids_lo"] is not None and (retained is None or int(row["ids_lo"]) < retained):
         raise ProvenanceExpiredError(f"the readings behind {output} are past the readings' "
                                      "retention (deleted by housekeeping)")
     ids = output_ids(settings, network, row)
     every = sorted({i for part in ids.values() for i in part})
-    looked_up = (_read(settings, tables.READINGS, f"id IN ({', '.join(map(str, every))})",
-                       ["id", "sensor", "ts", "value"]) if every else None)
+    looked_up = (read_where(settings, tables.READINGS, f"id IN ({', '.join(map(str, every))})",
+                            ["id", "sensor", "ts", "value"]) if every else None)
     by_id = {} if looked_up is None else {
         r.id: (r.id, r.sensor, r.ts, r.value) for r in readings_of(looked_up)}
     return OutputExplanation(network_name, output, str(row["mode"]), json.loads(row["data"]),
@@ -220,7 +220,8 @@ def latest_outputs(settings: Settings, network_name: str, limit: int = 20) -> li
     _network(settings, network_name)
     if not deltars.table_exists(settings, NETWORK_OUTPUTS):
         return []
-    found = _read(settings, NETWORK_OUTPUTS, f"network = {_text(network_name)} ORDER BY ts DESC, "
-                  f"output LIMIT {int(limit)}", ["output", "grp", "ts", "data"])
+    found = read_where(settings, NETWORK_OUTPUTS, f"network = {sql_text(network_name)} "
+                       f"ORDER BY ts DESC, output LIMIT {int(limit)}",
+                       ["output", "grp", "ts", "data"])
     return [{"output": row["output"], "group": row["grp"], "data": json.loads(row["data"])}
             for row in found.to_dict("records")]

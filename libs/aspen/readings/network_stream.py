@@ -3,9 +3,9 @@
 The query reads ``readings`` as a Delta stream, groups it by the network's partition (each
 sensor, or one group), and runs the network's operators incrementally per group inside Spark's
 state store (``transformWithStateInPandas`` over RocksDB, one JSON
-:class:`~aspen.streams.incremental.NetworkState` per group). Its ``foreachBatch`` sink collects
-the micro-batch's rows once and writes them with delta-rs
-(:func:`aspen.pipeline.network_tables.write_network_batch`), replacing that micro-batch's rows
+:class:`~aspen.streams.incremental.NetworkState` per group; :mod:`aspen.readings.driver`). Its
+``foreachBatch`` sink collects the micro-batch's rows once and writes them with delta-rs
+(:func:`aspen.readings.network_tables.write_network_batch`), replacing that micro-batch's rows
 of the network, so a rerun after a crash writes the same rows. The checkpoint is
 ``_checkpoints/network-<name>`` under the lake root.
 """
@@ -13,19 +13,23 @@ of the network, so a rerun after a crash writes the same rows. The checkpoint is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aspen.errors import ConfigError
-from aspen.lake import deltars, tables
-from aspen.pipeline.network_tables import (
+from aspen.readings.driver import (
+    check_mode,
+    reading_frame,
+    require_readings,
+    run_keyed_stream,
+)
+from aspen.readings.modes import KEEP
+from aspen.readings.network_tables import (
     OUTPUT_DDL,
     group_frame,
     readings_of,
     record_network,
+    recorded_networks,
     write_network_batch,
 )
-from aspen.pipeline.reading_stream import _processor, reading_frame, run_query
-from aspen.pipeline.reading_tables import _KEEP, MODES
 from aspen.settings import Settings
 from aspen.streams.incremental import NetworkState
 from aspen.streams.networks import StreamNetwork, load_network
@@ -59,7 +63,7 @@ class NetworkReport:
 
 
 def _advance(definition: str, mode: str):
-    """A group's step for :func:`~aspen.pipeline.reading_stream._processor`: its readings of
+    """A group's step for :func:`~aspen.readings.driver.keyed_processor`: its readings of
     the micro-batch through the network, from and back to its JSON state. The network is
     rebuilt from its definition on the worker (compiled expressions are not shipped)."""
     built: list[StreamNetwork] = []
@@ -70,7 +74,7 @@ def _advance(definition: str, mode: str):
             built.append(load_network(definition))
         network = built[0]
         state = (NetworkState.from_json(network, text) if text
-                 else NetworkState(network, _KEEP[mode]))
+                 else NetworkState(network, KEEP[mode]))
         readings = [r for frame in frames for r in readings_of(frame)]
         return group_frame(group, state.step(readings), state.encoder), state.to_json()
 
@@ -95,21 +99,17 @@ def run_network_stream(spark: SparkSession, settings: Settings, network: StreamN
     (``availableNow``), else a micro-batch every ``every_s`` seconds until ``timeout_s``."""
     from pyspark.sql import functions as F
 
-    if mode not in MODES:
-        raise ConfigError(f"--provenance must be one of {', '.join(MODES)}, got {mode!r}")
-    if not deltars.table_exists(settings, tables.READINGS):
-        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    check_mode(mode)
+    require_readings(settings)
     record_network(settings, network, mode)
     report = NetworkReport(network.name, mode)
-    readings = reading_frame(spark, settings)
     group = F.col("sensor") if network.partition else F.lit("")
-    processor: Any = _processor("network", _advance(network.canonical(), mode))
-    emitted = (readings.withColumn("grp", group).groupBy("grp")
-               .transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None"))
-    writer = (emitted.writeStream.foreachBatch(_sink(settings, network, mode, report))
-              .option("checkpointLocation", network_checkpoint_uri(settings, network))
-              .queryName(f"network_{network.name}"))
-    run_query(spark, writer, every_s, timeout_s)
+    keyed = reading_frame(spark, settings).withColumn("grp", group)
+    run_keyed_stream(spark, keyed, "grp", state="network",
+                     advance=_advance(network.canonical(), mode), output_ddl=OUTPUT_DDL,
+                     sink=_sink(settings, network, mode, report),
+                     checkpoint=network_checkpoint_uri(settings, network),
+                     name=f"network_{network.name}", every_s=every_s, timeout_s=timeout_s)
     return report
 
 
@@ -117,7 +117,5 @@ def run_recorded_networks(spark: SparkSession, settings: Settings) -> list[Netwo
     """Run every network this lake has run before (``stream_networks``), each in its recorded
     mode, over what is new (``availableNow``): a network started once with ``aspen stream
     --network`` keeps up with every run of the pipeline's readings task."""
-    from aspen.pipeline.network_tables import recorded_networks
-
     return [run_network_stream(spark, settings, network, mode)
             for network, mode in recorded_networks(settings)]

@@ -20,11 +20,13 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from aspen.crashpoints import crash_point
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
-from aspen.pipeline.faults import crash_point
-from aspen.pipeline.reading_rows import frame_of
-from aspen.pipeline.reading_tables import _KEEP, drops_arrow, replace_stream_batch
+from aspen.readings.driver import require_readings
+from aspen.readings.modes import KEEP
+from aspen.readings.rule_rows import frame_of
+from aspen.readings.rule_tables import drops_arrow, replace_stream_batch
 from aspen.settings import Settings
 from aspen.streams.algebra import Reading
 from aspen.streams.encoding import PerStreamEncoder
@@ -205,15 +207,14 @@ def run_network_locally(settings: Settings, network: StreamNetwork, mode: str = 
     reading stay unwritten, as in the stream. Returns (outputs, drops)."""
     import pandas as pd
 
-    if not deltars.table_exists(settings, tables.READINGS):
-        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    require_readings(settings)
     record_network(settings, network, mode)
     readings = deltars.read_table(settings, tables.READINGS, ["id", "sensor", "ts", "value"])
     readings = readings.sort_values("id")
     keys = readings["sensor"] if network.partition else pd.Series([""] * len(readings))
     frames = []
     for group, rows in readings.groupby(keys.values, sort=True):
-        state = NetworkState(network, _KEEP[mode])
+        state = NetworkState(network, KEEP[mode])
         frames.append(group_frame(str(group), state.step(readings_of(rows)), state.encoder))
     frame = pd.concat(frames, ignore_index=True) if frames else group_frame(
         "", NetworkStep([], []))

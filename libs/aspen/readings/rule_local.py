@@ -2,7 +2,7 @@
 rule run over the whole ``readings`` table in process.
 
 :func:`write_micro_batch` writes what the streaming query's ``foreachBatch`` sink writes for one
-micro-batch (:mod:`aspen.pipeline.reading_stream`): the ``reading_windows`` and
+micro-batch (:mod:`aspen.readings.rule_stream`): the ``reading_windows`` and
 ``reading_drops`` rows (replacing that micro-batch's rows of the rule) and, when asked, the
 decisions as ``triggered`` updates in the update log. :func:`run_rule_locally` feeds every
 reading of the lake through the rule per sensor (:class:`~aspen.streams.rules.SensorState`, the
@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
-from aspen.pipeline.reading_rows import StreamState, step_frame
-from aspen.pipeline.reading_tables import MODES, record_rule
-from aspen.pipeline.reading_tables import write_micro_batch as sink_micro_batch
+from aspen.readings.driver import require_readings
+from aspen.readings.modes import MODES
+from aspen.readings.rule_rows import StreamState, step_frame
+from aspen.readings.rule_tables import record_rule
+from aspen.readings.rule_tables import write_micro_batch as sink_micro_batch
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.windows import Reading
@@ -43,8 +45,8 @@ class LocalBatch:
 def write_micro_batch(settings: Settings, rule: TriggerRule, mode: str, frame: pd.DataFrame,
                       stream_batch: int, log_decisions: bool = True) -> LocalBatch:
     """Write micro-batch ``stream_batch`` of rule ``rule`` from ``frame`` (rows as
-    :func:`~aspen.pipeline.reading_rows.step_frame` emits them) as the stream's sink does
-    (:func:`aspen.pipeline.reading_tables.write_micro_batch`). The rule is recorded in
+    :func:`~aspen.readings.rule_rows.step_frame` emits them) as the stream's sink does
+    (:func:`aspen.readings.rule_tables.write_micro_batch`). The rule is recorded in
     ``reading_rules`` first (a name that ran with another definition or mode is refused)."""
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -83,8 +85,7 @@ def run_rule_locally(settings: Settings, rule: TriggerRule, mode: str = "eager",
     """Run ``rule`` over every reading of the lake in process and write the result as
     micro-batch ``stream_batch`` (:func:`write_micro_batch`); windows still open at the last
     reading stay unwritten, as in the stream."""
-    if not deltars.table_exists(settings, tables.READINGS):
-        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    require_readings(settings)
     readings = deltars.read_table(settings, tables.READINGS, ["id", "sensor", "ts", "value"])
     return write_micro_batch(settings, rule, mode, rule_frame(rule, mode, readings),
                              stream_batch, log_decisions)

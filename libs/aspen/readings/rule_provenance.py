@@ -1,7 +1,7 @@
 """Why a sensor is triggered: its rule's windows and the readings behind them.
 
 A window row of ``reading_windows`` names its readings in one of two ways
-(:mod:`aspen.pipeline.reading_stream`): Reduced-Eager rows carry the ids, encoded; Replay-Lazy
+(:mod:`aspen.readings.rule_stream`): Reduced-Eager rows carry the ids, encoded; Replay-Lazy
 rows carry only their covering interval ``[ids_lo, ids_hi]``, and the ids are rebuilt by
 replaying the sensor's retained readings of that interval through the rule's windows, with the
 readings the stream dropped left out (Ariadne's c-join and replay; the selection on the sensor
@@ -17,19 +17,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
 from aspen.errors import ConfigError, ProvenanceExpiredError
 from aspen.lake import deltars, tables
-from aspen.pipeline.reading_tables import READING_DROPS, READING_WINDOWS
+from aspen.readings.lake_sql import (
+    micros,
+    read_where,
+    retained_from,
+    sql_text,
+    timestamp_literal,
+)
+from aspen.readings.rule_tables import READING_DROPS, READING_WINDOWS, load_rule
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.windows import Reading, replay_window
 from aspen.streams.zones import ZoneRule
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
 
 __all__ = [
     "SensorExplanation", "TriggerOrigin", "WindowReadings", "explain_triggered",
@@ -77,39 +81,11 @@ class SensorExplanation:
                 "triggered": self.triggered, "windows": [w.as_dict() for w in self.windows]}
 
 
-def _query(settings: Settings, name: str, sql: str) -> pd.DataFrame:
-    """SQL ``sql`` over table ``name``, registered as ``t`` (delta-rs' query engine, files
-    pruned by the Delta log's statistics)."""
-    import pyarrow as pa
-    from deltalake import DeltaTable, QueryBuilder
-
-    table = DeltaTable(settings.table_uri(name))
-    return pa.table(QueryBuilder().register("t", table).execute(sql).read_all()).to_pandas()
-
-
-def _read(settings: Settings, name: str, predicate: str,
-          columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows of ``name`` matching SQL ``predicate``."""
-    selected = ", ".join(f'"{c}"' for c in columns) if columns else "*"
-    return _query(settings, name, f"SELECT {selected} FROM t WHERE {predicate}")
-
-
-def _text(value: str) -> str:
-    """``value`` as a SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _retained_from(settings: Settings) -> int | None:
-    """The lowest reading id still retained (None when no reading is)."""
-    low = _query(settings, tables.READINGS, "SELECT min(id) AS low FROM t")["low"].iloc[0]
-    return None if low is None or low != low else int(low)
-
-
 def window_ids(settings: Settings, row: dict[str, Any],
                rule: TriggerRule | ZoneRule) -> list[int]:
     """The ids of the readings of window ``row`` (a ``reading_windows`` row): decoded in
     Reduced-Eager mode, replayed in Replay-Lazy mode."""
-    sensor = _text(row["sensor"])
+    sensor = sql_text(row["sensor"])
     if row["mode"] == "none":
         raise ConfigError(f"rule '{rule.name}' keeps no provenance (it ran with --provenance "
                           "none)")
@@ -118,18 +94,18 @@ def window_ids(settings: Settings, row: dict[str, Any],
     if isinstance(rule, ZoneRule):
         return list(_zone_replayed(settings, row, rule))
     lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
-    readings = _read(settings, tables.READINGS,
-                     f"sensor = {sensor} AND id BETWEEN {lo} AND {hi}", ["id", "ts", "value"])
+    readings = read_where(settings, tables.READINGS,
+                          f"sensor = {sensor} AND id BETWEEN {lo} AND {hi}", ["id", "ts", "value"])
     dropped: set[int] = set()
     if deltars.table_exists(settings, READING_DROPS):
-        drops = _read(settings, READING_DROPS, f"rule = {_text(rule.name)} AND sensor = {sensor} "
-                      f"AND id BETWEEN {lo} AND {hi}", ["id"])
+        drops = read_where(settings, READING_DROPS, f"rule = {sql_text(rule.name)} AND "
+                           f"sensor = {sensor} AND id BETWEEN {lo} AND {hi}", ["id"])
         dropped = {int(i) for i in drops["id"]}
     ordered = readings.sort_values("id")
-    stream = [Reading(int(i), _micros(ts), float(v)) for i, ts, v in
+    stream = [Reading(int(i), micros(ts), float(v)) for i, ts, v in
               zip(ordered["id"], ordered["ts"], ordered["value"], strict=True)
               if int(i) not in dropped]
-    ids = replay_window(rule.spec, stream, _micros(row["window_start"]))
+    ids = replay_window(rule.spec, stream, micros(row["window_start"]))
     if ids is None:
         raise ProvenanceExpiredError(
             f"the readings of {row['sensor']}'s window at {row['window_start']} could not be "
@@ -155,18 +131,19 @@ def _zone_replayed(settings: Settings, row: dict[str, Any], rule: ZoneRule) -> t
     zone = zones.get(str(row["sensor"]))
     members = sorted(s for s, z in zones.items() if z == zone)
     lo, hi = int(row["ids_lo"]), int(row["ids_hi"])
-    readings = _read(settings, tables.READINGS, f"sensor IN ({', '.join(map(_text, members))}) "
-                     f"AND id <= {hi}", ["id", "sensor", "ts", "value"]) if members else None
+    readings = read_where(settings, tables.READINGS,
+                          f"sensor IN ({', '.join(map(sql_text, members))}) AND id <= {hi}",
+                          ["id", "sensor", "ts", "value"]) if members else None
     if readings is None or readings.empty:
         raise ProvenanceExpiredError(f"the readings of {row['sensor']}'s zone are gone")
     if deltars.table_exists(settings, READING_DROPS):
-        drops = _read(settings, READING_DROPS, f"rule = {_text(rule.name)} AND id <= {hi}",
-                      ["id"])
+        drops = read_where(settings, READING_DROPS, f"rule = {sql_text(rule.name)} AND id <= {hi}",
+                           ["id"])
         readings = readings[~readings["id"].isin(set(drops["id"]))]
     ordered = readings.sort_values("id")
-    stream = [ZoneReading(int(i), str(s), _micros(ts), float(v)) for i, s, ts, v in
+    stream = [ZoneReading(int(i), str(s), micros(ts), float(v)) for i, s, ts, v in
               zip(ordered["id"], ordered["sensor"], ordered["ts"], ordered["value"], strict=True)]
-    at = _micros(row["window_end"])
+    at = micros(row["window_end"])
     for first in (lo, stream[0].id if stream else lo):
         step = ZoneState().add_all(rule, [r for r in stream if r.id >= first])
         for decision in step.decisions:
@@ -188,33 +165,14 @@ def _decoded(settings: Settings, row: dict[str, Any], rule: TriggerRule | ZoneRu
     data = bytes(row["provenance"])
     if not read_header(data).delta:
         return decode(data)
-    base_start = _timestamp_literal(row["prov_base"])
-    base = _read(settings, READING_WINDOWS, f"rule = {_text(rule.name)} AND sensor = {sensor} "
-                 f"AND window_start = {base_start}", ["provenance"])
+    base_start = timestamp_literal(row["prov_base"])
+    base = read_where(settings, READING_WINDOWS, f"rule = {sql_text(rule.name)} AND "
+                      f"sensor = {sensor} AND window_start = {base_start}", ["provenance"])
     if base.empty:
         raise ProvenanceExpiredError(
             f"the full id set {row['sensor']}'s window at {row['window_start']} is encoded "
             "against is missing from reading_windows")
     return decode(data, last_full=decode(bytes(base["provenance"].iloc[0])))
-
-
-def _timestamp_literal(value: Any) -> str:
-    """A UTC timestamp as a SQL literal delta-rs' engine compares with a timestamp column."""
-    import pandas as pd
-
-    stamp = pd.Timestamp(value)
-    stamp = stamp.tz_localize(UTC) if stamp.tzinfo is None else stamp.tz_convert(UTC)
-    return f"'{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z'"
-
-
-def _micros(value: Any) -> int:
-    """A timestamp (pandas or datetime, UTC) as microseconds since the epoch."""
-    import pandas as pd
-
-    stamp = pd.Timestamp(value)
-    if stamp.tzinfo is None:
-        stamp = stamp.tz_localize(UTC)
-    return int(stamp.value // 1000)
 
 
 def _window_readings(settings: Settings, rule: TriggerRule | ZoneRule, sensor: str,
@@ -227,8 +185,8 @@ def _window_readings(settings: Settings, rule: TriggerRule | ZoneRule, sensor: s
             f"the readings behind {sensor}'s window at {row['window_start']} are past the "
             "readings' retention (deleted by housekeeping)")
     ids = window_ids(settings, row, rule)
-    found = _read(settings, tables.READINGS,
-                  f"id IN ({', '.join(str(i) for i in ids)})", ["id", "ts", "value"]) \
+    found = read_where(settings, tables.READINGS,
+                       f"id IN ({', '.join(str(i) for i in ids)})", ["id", "ts", "value"]) \
         .sort_values("id")
     return WindowReadings(
         rule.name, sensor, row["window_start"].to_pydatetime(),
@@ -247,10 +205,10 @@ def explain_triggered(settings: Settings, sensor: str,
     rule = rule or TriggerRule()
     if not deltars.table_exists(settings, READING_WINDOWS):
         raise ConfigError(f"no rule windows under {settings.lake_uri} yet: run `aspen stream`")
-    predicate = f"rule = {_text(rule.name)} AND sensor = {_text(sensor)}"
+    predicate = f"rule = {sql_text(rule.name)} AND sensor = {sql_text(sensor)}"
     if at is not None:
-        predicate += f" AND window_end <= {_timestamp_literal(at)}"
-    windows = _read(settings, READING_WINDOWS, predicate).sort_values("window_start")
+        predicate += f" AND window_end <= {timestamp_literal(at)}"
+    windows = read_where(settings, READING_WINDOWS, predicate).sort_values("window_start")
     decided = windows[windows["decision"].notna()]
     if decided.empty:
         return SensorExplanation(sensor, rule.name, at, False, [])
@@ -258,7 +216,7 @@ def explain_triggered(settings: Settings, sensor: str,
     triggered = last["decision"] == "insert"
     behind = (windows[windows["window_start"] >= last["window_start"]] if triggered
               else decided.iloc[-1:])
-    retained = _retained_from(settings)
+    retained = retained_from(settings)
     out = [_window_readings(settings, rule, sensor, row, retained)
            for row in behind.to_dict("records")]
     return SensorExplanation(sensor, rule.name, at, triggered, out)
@@ -290,27 +248,26 @@ def trigger_origins(settings: Settings, sensor: str) -> list[TriggerOrigin]:
     """The live ``triggered`` instances of ``sensor``, each with its origin (the chain
     triggered sensor ← window ← readings; a sensor triggered by a plain update has no window)."""
     from aspen.lake.apply_local import key_json
-    from aspen.pipeline.reading_tables import load_rule
 
-    live = _read(settings, tables.VARIABLES,
-                 f"relation = 'triggered' AND key = {_text(key_json([sensor]))} "
-                 "AND deleted_batch IS NULL", ["var", "inserted_seq"])
+    live = read_where(settings, tables.VARIABLES,
+                      f"relation = 'triggered' AND key = {sql_text(key_json([sensor]))} "
+                      "AND deleted_batch IS NULL", ["var", "inserted_seq"])
     out = []
     for var, seq in sorted(zip(live["var"], live["inserted_seq"], strict=True)):
-        update = _read(settings, tables.UPDATES, f"seq = {int(seq)}", ["source", "event_time"])
+        update = read_where(settings, tables.UPDATES, f"seq = {int(seq)}", ["source", "event_time"])
         source = str(update["source"].iloc[0]) if len(update) else "?"
         match = _STREAM_SOURCE.match(source)
         known = load_rule(settings, match["rule"]) if match else None
         window = None
         if known is not None:
             rule = known[0]
-            end = _timestamp_literal(update["event_time"].iloc[0])
-            rows = _read(settings, READING_WINDOWS,
-                         f"rule = {_text(rule.name)} AND sensor = {_text(sensor)} AND "
-                         f"window_end = {end} AND decision = 'insert'")
+            end = timestamp_literal(update["event_time"].iloc[0])
+            rows = read_where(settings, READING_WINDOWS,
+                              f"rule = {sql_text(rule.name)} AND sensor = {sql_text(sensor)} AND "
+                              f"window_end = {end} AND decision = 'insert'")
             if len(rows):
                 window = _window_readings(settings, rule, sensor, rows.to_dict("records")[0],
-                                          _retained_from(settings))
+                                          retained_from(settings))
         out.append(TriggerOrigin(sensor, str(var), source, match["rule"] if match else None,
                                  window))
     return out

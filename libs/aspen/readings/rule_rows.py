@@ -3,18 +3,18 @@
 Inside Spark's state store each key (a sensor, or a zone) keeps one JSON value: a
 :class:`StreamState` (the sensor's windows, triggered state and provenance encoder) or a
 :class:`~aspen.streams.zones.ZoneState`. A key's step turns its readings of a micro-batch into
-rows of one type (``_OUTPUT_DDL``): closed windows (with their decision and provenance) and
-dropped readings. The same steps run in process (:mod:`aspen.pipeline.reading_sink_local`).
+rows of one type (:data:`OUTPUT_DDL`): closed windows (with their decision and provenance) and
+dropped readings. The same steps run in process (:mod:`aspen.readings.rule_local`); on Spark
+:mod:`aspen.readings.driver` runs them per key (:func:`sensor_advance`, :func:`zone_advance`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aspen.pipeline.reading_tables import _KEEP
+from aspen.readings.modes import KEEP
 from aspen.streams.encoding import ProvenanceEncoder, encode, read_header
 from aspen.streams.rules import RuleStep, SensorState, TriggerRule
 from aspen.streams.windows import SECOND_US, KeyWindows, Reading
@@ -23,17 +23,19 @@ from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["StreamState", "frame_of", "step_frame", "zone_step_frame"]
+    from aspen.readings.driver import Advance
+
+__all__ = ["OUTPUT_DDL", "StreamState", "frame_of", "sensor_advance", "step_frame",
+           "zone_advance", "zone_step_frame"]
 
 #: What the state function emits per sensor: windows, drops and decisions in one row type. A
 #: window's ``avg`` is the rule's (its exact sum over its count, rounded once), not
 #: ``total / count``, which would round twice.
-_OUTPUT_DDL = (
+OUTPUT_DDL = (
     "kind STRING, sensor STRING, start_us BIGINT, end_us BIGINT, count BIGINT, total DOUBLE, "
     "low DOUBLE, high DOUBLE, avg DOUBLE, decision STRING, ids_lo BIGINT, ids_hi BIGINT, "
     "provenance BINARY, prov_base BIGINT, id BIGINT, ts_us BIGINT, value DOUBLE, reason STRING"
 )
-_STATE_DDL = "state STRING"
 
 
 @dataclass
@@ -48,7 +50,7 @@ class StreamState:
 
     @classmethod
     def fresh(cls, mode: str) -> StreamState:
-        return cls(SensorState(KeyWindows(keep=_KEEP[mode])),
+        return cls(SensorState(KeyWindows(keep=KEEP[mode])),
                    ProvenanceEncoder() if mode == "eager" else None)
 
     def to_json(self) -> str:
@@ -72,7 +74,7 @@ class StreamState:
 
 
 def step_frame(sensor: str, step: RuleStep, state: StreamState) -> pd.DataFrame:
-    """One sensor's step as the rows the state function emits (columns of ``_OUTPUT_DDL``);
+    """One sensor's step as the rows the state function emits (columns of :data:`OUTPUT_DDL`);
     in Reduced-Eager mode (``state.encoder``) each window's ids are encoded here, in window
     order, so a delta always follows the full set it is based on.
 
@@ -108,7 +110,7 @@ def step_frame(sensor: str, step: RuleStep, state: StreamState) -> pd.DataFrame:
     return frame_of(rows)
 
 
-def frame_of(rows: list[dict[str, Any]], ddl: str = _OUTPUT_DDL) -> pd.DataFrame:
+def frame_of(rows: list[dict[str, Any]], ddl: str = OUTPUT_DDL) -> pd.DataFrame:
     """``rows`` (dicts; a missing key is null) as a frame of the columns of ``ddl``, in the
     pandas types Spark's Arrow conversion takes: nullable integers, floats, and text and bytes
     as objects with None (a column of NaN declared a string reaches Arrow chunked, which
@@ -137,12 +139,7 @@ def frame_of(rows: list[dict[str, Any]], ddl: str = _OUTPUT_DDL) -> pd.DataFrame
     return pd.DataFrame(columns, copy=False)
 
 
-#: A key's step: (key, its rows of the micro-batch, its state's JSON or None) → (output rows,
-#: the state's new JSON, or None to keep none).
-Advance = Callable[[str, list["pd.DataFrame"], "str | None"], tuple["pd.DataFrame", "str | None"]]
-
-
-def _sensor_advance(rule: TriggerRule, mode: str) -> Advance:
+def sensor_advance(rule: TriggerRule, mode: str) -> Advance:
     """A sensor's step: its readings in id order through the rule (a :class:`StreamState`)."""
 
     def advance(sensor: str, frames: list[pd.DataFrame],
@@ -197,7 +194,7 @@ def zone_step_frame(rule: ZoneRule, zone: str, readings: list[ZoneReading],
     return frame_of(rows)
 
 
-def _zone_advance(rule: ZoneRule, mode: str = "eager") -> Advance:
+def zone_advance(rule: ZoneRule, mode: str = "eager") -> Advance:
     """A zone's step: its readings in id order through the zone rule (a :class:`ZoneState`);
     the zone ``""`` (sensors without a position) keeps no state."""
 

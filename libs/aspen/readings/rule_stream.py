@@ -5,8 +5,9 @@ One streaming query per rule reads the append-only Delta table ``readings`` as a
 deleting commits of housekeeping skipped), groups it by sensor — or, for a zone rule, by the
 zone of each reading's sensor, from a stream-static join with the ``sensor`` table — and keeps
 one JSON value per key in Spark's state store (``transformWithStateInPandas`` over RocksDB;
-:mod:`aspen.pipeline.reading_rows`). Its ``foreachBatch`` sink collects the micro-batch's rows
-once and writes them with delta-rs (:func:`aspen.pipeline.reading_tables.write_micro_batch`).
+:mod:`aspen.readings.rule_rows`, run by :mod:`aspen.readings.driver`). Its ``foreachBatch``
+sink collects the micro-batch's rows once and writes them with delta-rs
+(:func:`aspen.readings.rule_tables.write_micro_batch`).
 
 Exactly once: the query's checkpoint (under the lake root, ``_checkpoints/readings-<rule>``)
 holds the offsets and the state; a micro-batch rerun after a crash rewrites the same rows.
@@ -15,30 +16,26 @@ holds the offsets and the state; a micro-batch rerun after a crash rewrites the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aspen.errors import ConfigError
-from aspen.lake import deltars, tables
-from aspen.pipeline.reading_rows import (
-    _OUTPUT_DDL,
-    _STATE_DDL,
-    Advance,
-    _sensor_advance,
-    _zone_advance,
+from aspen.lake import deltars
+from aspen.readings.driver import (
+    check_mode,
+    reading_frame,
+    require_readings,
+    run_keyed_stream,
 )
-from aspen.pipeline.reading_tables import MODES, Rule, record_rule, write_micro_batch
+from aspen.readings.rule_rows import OUTPUT_DDL, sensor_advance, zone_advance
+from aspen.readings.rule_tables import Rule, record_rule, write_micro_batch
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.zones import ZoneRule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Iterator
-
-    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ROCKSDB_PROVIDER", "StreamReport", "checkpoint_uri", "reading_frame",
-           "run_query", "run_reading_stream", "zone_frame"]
+__all__ = ["StreamReport", "checkpoint_uri", "run_reading_stream", "zone_frame"]
+
 
 def checkpoint_uri(settings: Settings, rule: Rule) -> str:
     """Where rule ``rule``'s streaming query keeps its offsets and state (under the lake root).
@@ -47,33 +44,6 @@ def checkpoint_uri(settings: Settings, rule: Rule) -> str:
     's3://bucket/lake/_checkpoints/readings-avg_above'
     """
     return settings.table_uri(f"_checkpoints/readings-{rule.name}")
-
-
-#: The state store ``transformWithStateInPandas`` needs.
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-
-
-def _processor(name: str, advance: Advance) -> Any:
-    """A stateful processor for ``transformWithStateInPandas`` keeping one JSON value per key
-    (value state ``name``) and running ``advance`` on each key's rows of a micro-batch."""
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
-    class KeyedRule(StatefulProcessor):
-        def init(self, handle: Any) -> None:
-            self.state = handle.getValueState(name, _STATE_DDL)
-
-        def handleInputRows(self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame],  # noqa: N802
-                            timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N803
-            text = self.state.get()[0] if self.state.exists() else None
-            out, text = advance(str(key[0]), list(rows), text)
-            if text is not None:
-                self.state.update((text,))
-            yield out
-
-        def close(self) -> None:
-            pass
-
-    return KeyedRule()
 
 
 def zone_frame(spark: SparkSession, settings: Settings, rule: ZoneRule) -> DataFrame:
@@ -127,16 +97,6 @@ def _sink(settings: Settings, rule: Rule, mode: str, report: StreamReport):
     return write
 
 
-def reading_frame(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The ``readings`` table as a stream of (id, sensor, ts_us, value)."""
-    from pyspark.sql import functions as F
-
-    # housekeeping deletes readings past their retention: the stream skips those commits
-    return (spark.readStream.format("delta").option("skipChangeCommits", "true")
-            .load(settings.table_uri(tables.READINGS))
-            .select("id", "sensor", F.unix_micros("ts").alias("ts_us"), "value"))
-
-
 def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | None = None,
                        mode: str = "eager", every_s: float | None = None,
                        timeout_s: float | None = None) -> StreamReport:
@@ -144,45 +104,18 @@ def run_reading_stream(spark: SparkSession, settings: Settings, rule: Rule | Non
     (``trigger(availableNow=True)``, as an Airflow task does); else a micro-batch every
     ``every_s`` seconds until ``timeout_s`` passes (a long-running maintainer)."""
     rule = rule or TriggerRule()
-    if mode not in MODES:
-        raise ConfigError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if not deltars.table_exists(settings, tables.READINGS):
-        raise ConfigError(f"no readings under {settings.lake_uri} yet: ingest some first")
+    check_mode(mode)
+    require_readings(settings)
     record_rule(settings, rule, mode)
     report = StreamReport(rule.name, mode)
     if isinstance(rule, ZoneRule):
-        decided = (zone_frame(spark, settings, rule).groupBy("zone")
-                   .transformWithStateInPandas(_processor("zone", _zone_advance(rule, mode)),
-                                               _OUTPUT_DDL, "Append", "None"))
+        keyed, key = zone_frame(spark, settings, rule), "zone"
+        advance = zone_advance(rule, mode)
     else:
-        decided = (reading_frame(spark, settings).groupBy("sensor")
-                   .transformWithStateInPandas(_processor("sensor",
-                                                          _sensor_advance(rule, mode)),
-                                               _OUTPUT_DDL, "Append", "None"))
-    writer = (decided.writeStream.foreachBatch(_sink(settings, rule, mode, report))
-              .option("checkpointLocation", checkpoint_uri(settings, rule))
-              .queryName(f"readings_{rule.name}"))
-    run_query(spark, writer, every_s, timeout_s)
+        keyed, key = reading_frame(spark, settings), "sensor"
+        advance = sensor_advance(rule, mode)
+    run_keyed_stream(spark, keyed, key, state=key, advance=advance, output_ddl=OUTPUT_DDL,
+                     sink=_sink(settings, rule, mode, report),
+                     checkpoint=checkpoint_uri(settings, rule), name=f"readings_{rule.name}",
+                     every_s=every_s, timeout_s=timeout_s)
     return report
-
-
-def run_query(spark: SparkSession, writer: Any, every_s: float | None,
-              timeout_s: float | None) -> None:
-    """Start a stateful streaming query from ``writer`` (a ``DataStreamWriter``) on RocksDB and
-    wait: with ``every_s`` None until everything available is processed (``availableNow``),
-    else a micro-batch every ``every_s`` seconds until ``timeout_s`` passes; a query's failure
-    is raised here."""
-    from aspen.spark.session import temporary_conf
-
-    if every_s is None:
-        writer = writer.trigger(availableNow=True)
-    else:
-        writer = writer.trigger(processingTime=f"{every_s:g} seconds")
-    with temporary_conf(spark, {"spark.sql.streaming.stateStore.providerClass":
-                                ROCKSDB_PROVIDER}):
-        query = writer.start()
-    query.awaitTermination(timeout_s)
-    if query.isActive:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()  # type: ignore[misc]

@@ -1,8 +1,8 @@
 """What the readings stream writes, and the rules it records.
 
 A rule's micro-batch becomes rows of three tables (:func:`write_micro_batch`; the Spark sink of
-:mod:`aspen.pipeline.reading_stream` and :mod:`aspen.pipeline.reading_sink_local` both write
-through it):
+:mod:`aspen.readings.rule_stream` and :mod:`aspen.readings.rule_local` both write through
+it):
 
 - ``reading_windows``: one row per closed window (or zone decision) — rule, sensor,
   ``[window_start, window_end)``, count, sum, min, max, avg, the decision it made (``insert``,
@@ -25,9 +25,9 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from aspen.crashpoints import crash_point
 from aspen.errors import ConfigError
 from aspen.lake import deltars, tables
-from aspen.pipeline.faults import crash_point
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 from aspen.streams.zones import ZoneRule
@@ -37,26 +37,26 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
 __all__ = [
-    "MODES", "READING_DROPS", "READING_RULES", "READING_WINDOWS", "Rule", "decision_lines",
-    "drops_arrow", "load_rule", "record_rule", "replace_stream_batch", "rule_from_json",
-    "write_micro_batch",
+    "READING_DROPS", "READING_RULES", "READING_WINDOWS", "Rule", "decision_lines", "drops_arrow",
+    "load_rule", "record_rule", "replace_stream_batch", "rule_from_json", "rule_json",
+    "window_averages", "windows_arrow", "write_micro_batch",
 ]
 
 READING_WINDOWS = "reading_windows"
 READING_DROPS = "reading_drops"
 #: Every rule a stream ran, by name, with its definition (explanations replay with it).
 READING_RULES = "reading_rules"
-#: Reduced-Eager keeps every window's reading ids; Replay-Lazy only their covering interval;
-#: ``none`` nothing (the same query without provenance, for comparison).
-MODES = ("eager", "lazy", "none")
-#: What a window keeps of its readings in each mode.
-_KEEP = {"eager": "ids", "lazy": "covering", "none": "none"}
 
 #: A rule of either kind: per-sensor windows, or Ariadne's zone alarm.
 Rule = TriggerRule | ZoneRule
 
 
-def _rule_json(rule: Rule) -> str:
+def rule_json(rule: Rule) -> str:
+    """A rule's definition as ``reading_rules`` records it (:func:`rule_from_json` reads it).
+
+    >>> rule_json(TriggerRule(name="hot"))[:40]
+    '{"aggregate": "avg", "kind": "window", "'
+    """
     from dataclasses import asdict
 
     kind = "zone" if isinstance(rule, ZoneRule) else "window"
@@ -66,7 +66,7 @@ def _rule_json(rule: Rule) -> str:
 def rule_from_json(text: str) -> Rule:
     """A rule from its recorded definition.
 
-    >>> rule_from_json(_rule_json(ZoneRule(count=5))) == ZoneRule(count=5)
+    >>> rule_from_json(rule_json(ZoneRule(count=5))) == ZoneRule(count=5)
     True
     """
     data = json.loads(text)
@@ -100,15 +100,16 @@ def record_rule(settings: Settings, rule: Rule, mode: str) -> None:
             "give this one another --rule name")
     deltars.append_table(settings, READING_RULES, pa.table({
         "name": pa.array([rule.name], pa.string()),
-        "definition": pa.array([_rule_json(rule)], pa.string()),
+        "definition": pa.array([rule_json(rule)], pa.string()),
         "mode": pa.array([mode], pa.string()),
         "recorded_at": pa.array([datetime.now(UTC)], pa.timestamp("us", tz="UTC")),
     }))
 
 
-def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int,
-                   readings_version: int) -> pa.Table:
-    """The ``reading_windows`` rows of one micro-batch."""
+def windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int,
+                  readings_version: int) -> pa.Table:
+    """The ``reading_windows`` rows of one micro-batch (``frame``: the rows the state function
+    emits), as of version ``readings_version`` of ``readings``."""
     import pyarrow as pa
 
     _TIME = pa.timestamp("us", tz="UTC")  # noqa: N806
@@ -124,7 +125,7 @@ def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int
         "sum": pa.array(windows["total"].astype(float), pa.float64()),
         "min": pa.array(windows["low"].astype(float), pa.float64()),
         "max": pa.array(windows["high"].astype(float), pa.float64()),
-        "avg": pa.array(_averages(windows), pa.float64()),
+        "avg": pa.array(window_averages(windows), pa.float64()),
         "decision": pa.array(windows["decision"], pa.string()),
         "ids_lo": pa.array(windows["ids_lo"].astype("Int64"), pa.int64()),
         "ids_hi": pa.array(windows["ids_hi"].astype("Int64"), pa.int64()),
@@ -138,12 +139,12 @@ def _windows_arrow(rule: Rule, mode: str, frame: pd.DataFrame, stream_batch: int
     })
 
 
-def _averages(windows: pd.DataFrame) -> list[float]:
+def window_averages(windows: pd.DataFrame) -> list[float]:
     """Each window's average as its rule computed it (the exact sum over the count, rounded
     once); ``total / count`` only for a row that does not carry one.
 
     >>> import pandas as pd
-    >>> _averages(pd.DataFrame({"total": [360.00000000000006, 3.0], "count": [4, 2],
+    >>> window_averages(pd.DataFrame({"total": [360.00000000000006, 3.0], "count": [4, 2],
     ...                         "avg": [90.0, None]}))
     [90.0, 1.5]
     """
@@ -227,15 +228,15 @@ def write_micro_batch(settings: Settings, rule: Rule, mode: str, frame: pd.DataF
     function emits): its ``reading_windows`` and ``reading_drops`` rows, each replacing what a
     crashed run of the batch wrote, then (``log_decisions``) its decisions as one update file
     ``stream-<rule>-<batch>.jsonl``, which a rerun finds already ingested. Returns (windows,
-    drops, decisions) written. The Spark sink and :mod:`aspen.pipeline.reading_sink_local`
-    both write through this."""
+    drops, decisions) written. The Spark sink and :mod:`aspen.readings.rule_local` both write
+    through this."""
     from aspen.lake.ingest import ingest_data
 
     if frame.empty:
         return 0, 0, 0
     version = (deltars.table_version(settings, tables.READINGS)
                if deltars.table_exists(settings, tables.READINGS) else -1)
-    windows = _windows_arrow(rule, mode, frame, stream_batch, version)
+    windows = windows_arrow(rule, mode, frame, stream_batch, version)
     drops = _drops_arrow(rule, frame, stream_batch)
     _replace_batch(settings, READING_WINDOWS, windows, stream_batch)
     crash_point("stream:after-windows")

@@ -16,8 +16,8 @@ from aspen.errors import ConfigError, ProvenanceExpiredError
 from aspen.lake import deltars, tables
 from aspen.lake.housekeeping import purge_readings
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.network_provenance import explain_output
-from aspen.pipeline.network_tables import (
+from aspen.readings.network_provenance import explain_output
+from aspen.readings.network_tables import (
     NETWORK_DROPS,
     NETWORK_OUTPUTS,
     output_text,

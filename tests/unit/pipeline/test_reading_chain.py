@@ -14,8 +14,8 @@ import pytest
 from aspen.cli.main import main
 from aspen.lake.ingest import ingest_files
 from aspen.pipeline.maintain_local import maintain_local
-from aspen.pipeline.reading_provenance import trigger_origins
-from aspen.pipeline.reading_sink_local import run_rule_locally
+from aspen.readings.rule_local import run_rule_locally
+from aspen.readings.rule_provenance import trigger_origins
 from aspen.settings import Settings
 from aspen.streams.rules import TriggerRule
 
@@ -88,7 +88,7 @@ def test_readings_past_their_retention_are_purged_and_requests_say_so(
 
     from aspen.errors import ProvenanceExpiredError
     from aspen.lake.housekeeping import purge_readings
-    from aspen.pipeline.reading_provenance import explain_triggered
+    from aspen.readings.rule_provenance import explain_triggered
 
     rule = TriggerRule()
     assert purge_readings(lake_with_chain, 1.0) == 0  # ingested just now: kept

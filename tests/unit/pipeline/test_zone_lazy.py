@@ -15,9 +15,9 @@ import pytest
 from aspen.lake import deltars, tables
 from aspen.lake.apply_local import apply_in_process
 from aspen.lake.ingest import ingest_files
-from aspen.pipeline.reading_provenance import window_ids
-from aspen.pipeline.reading_rows import zone_step_frame
-from aspen.pipeline.reading_tables import READING_WINDOWS, record_rule, write_micro_batch
+from aspen.readings.rule_provenance import window_ids
+from aspen.readings.rule_rows import zone_step_frame
+from aspen.readings.rule_tables import READING_WINDOWS, record_rule, write_micro_batch
 from aspen.settings import Settings
 from aspen.streams.zones import ZoneReading, ZoneRule, ZoneState
 

@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aspen.errors import EngineError
-from aspen.pipeline.reading_rows import StreamState, _sensor_advance
-from aspen.pipeline.reading_sink_local import rule_frame
-from aspen.pipeline.reading_tables import MODES, _averages
+from aspen.readings.modes import MODES
+from aspen.readings.rule_local import rule_frame
+from aspen.readings.rule_rows import StreamState, sensor_advance
+from aspen.readings.rule_tables import window_averages
 from aspen.streams.algebra import Reading as AlgebraReading
 from aspen.streams.algebra import evaluate, replay
 from aspen.streams.exactsum import ExactSum, exact_mean, exact_sum
@@ -119,7 +120,7 @@ def test_the_written_average_is_the_rules_not_the_sum_divided_again() -> None:
         "id": [1, 2, 3, 4, 5], "sensor": ["s"] * 5, "value": [*PROBE, 0.0],
         "ts": pd.to_datetime([1, 2, 3, 4, 200], unit="s", utc=True)}))
     windows = frame[frame["kind"] == "window"]
-    assert _averages(windows) == [90.0] and windows["decision"].isna().all()
+    assert window_averages(windows) == [90.0] and windows["decision"].isna().all()
 
 
 # --- the exact sum against math.fsum ---------------------------------------------------------
@@ -213,7 +214,7 @@ def spark_run(rule: TriggerRule, mode: str, readings: list[Reading],
               cuts: list[int]) -> pd.DataFrame:
     """The state store's step over micro-batches cut at ``cuts``: the sensor's state is JSON
     text between them, as Spark keeps it (a restart reads it back the same way)."""
-    advance = _sensor_advance(rule, mode)
+    advance = sensor_advance(rule, mode)
     text, out = None, []
     bounds = [0, *cuts, len(readings)]
     for lo, hi in itertools.pairwise(bounds):
