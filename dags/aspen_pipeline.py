@@ -20,7 +20,8 @@ Configuration (Airflow Params win over the environment, read when the task runs)
 
 - ``lake``: lake root, path or URI (``ASPEN_LAKE``, default ``./lakehouse``);
 - ``inbox``: folder of update files to ingest (``ASPEN_INBOX``, default ``<lake>/../inbox``);
-  ingested files are moved to ``<inbox>/done/<run id>/`` afterwards;
+  a run moves the files it ingests to ``<inbox>/done/<run id>/`` and ingests them from there
+  with its run id as delivery (a retry is a rerun, never a second send);
 - a ``lake`` or ``inbox`` Param must be the configured one (``ASPEN_LAKE``, ``ASPEN_INBOX``) or
   lie under a root of ``ASPEN_ALLOWED_ROOTS`` (comma-separated paths or URIs), with no ``..``
   segment and no control characters; otherwise the task fails at once with one line;
@@ -133,13 +134,15 @@ def _skip_if_followed(lake: str) -> None:
 
 
 def inbox_files(inbox: Path) -> list[Path]:
-    """Update files directly in ``inbox`` (not in sub-folders such as ``done/``), sorted.
+    """Update files directly in ``inbox`` (not in sub-folders such as ``done/``), sorted: regular
+    files only (a symbolic link, a fifo or a device is never read).
 
     A missing inbox holds no files.
     """
     if not inbox.is_dir():
         return []
-    return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INBOX_SUFFIXES)
+    return sorted(p for p in inbox.iterdir() if p.is_file() and not p.is_symlink()
+                  and p.suffix.lower() in INBOX_SUFFIXES)
 
 
 @dag(**dag_arguments(
@@ -200,8 +203,10 @@ def aspen_pipeline() -> None:
 
     @task(outlets=[UPDATES, QUARANTINE], trigger_rule="none_failed")
     def ingest() -> list[str]:
-        """Ingest the update files in the inbox, then move them to ``<inbox>/done/<run id>/``
-        (skipped while a follower ingests the inbox, once it has committed the inbox's files)."""
+        """Ingest the update files in the inbox (skipped while a follower ingests the inbox,
+        once it has committed the inbox's files): they are first moved to
+        ``<inbox>/done/<run id>/``, then ingested from there under the run id as delivery, so
+        a retry of this task ingests the same files as a rerun, never a second send."""
         from aspen.pipeline.supervise import wait_for_inbox, watching_follower
 
         lake, inbox = _lake_and_inbox()
@@ -209,16 +214,17 @@ def aspen_pipeline() -> None:
             from airflow.sdk.exceptions import AirflowSkipException
 
             raise AirflowSkipException(wait_for_inbox(Settings(lake=lake), inbox))
-        files = inbox_files(inbox)
+        run_id = str(get_current_context().get("run_id", "manual"))
+        done = inbox / "done" / run_id.replace(":", "_").replace("/", "_")
+        for path in inbox_files(inbox):  # claimed by this run; one already there waits
+            if not (done / path.name).exists():
+                done.mkdir(parents=True, exist_ok=True)
+                path.rename(done / path.name)
+        files = inbox_files(done)
         if not files:
             print(f"ingest: no update files in {inbox}; nothing to do")
             return []
-        _spark_submit("ingest", "--lake", lake, *map(str, files))
-        run_id = str(get_current_context()["run_id"]).replace(":", "_").replace("/", "_")
-        done = inbox / "done" / run_id
-        done.mkdir(parents=True, exist_ok=True)
-        for path in files:
-            path.rename(done / path.name)
+        _spark_submit("ingest", "--lake", lake, f"--delivery={run_id}", *map(str, files))
         return [p.name for p in files]
 
     @task(outlets=[*READING_OUTPUTS, UPDATES], trigger_rule="none_failed")

@@ -1,10 +1,12 @@
 """spark-submit entry point: ingest update files into the Delta ``updates`` log.
 
-    spark-submit jobs/ingest.py --lake LAKE FILE [FILE …]
+    spark-submit jobs/ingest.py --lake LAKE [--delivery ID] [--again] FILE [FILE …]
 
 Valid records go to ``updates`` (one new ingest batch), invalid ones to ``quarantine``; per-file
 counts are printed. The job writes through delta-rs and starts no SparkSession (spark-submit
-only launches it); ``python jobs/ingest.py …`` runs it as well, without a JVM.
+only launches it); ``python jobs/ingest.py …`` runs it as well, without a JVM. ``--delivery``
+names the caller's delivery (the pipeline passes its run id): a retry of the same delivery is a
+rerun, never a second send (aspen.lake.ingest has the rule).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     >>> build_parser().parse_args(["--lake", "/tmp/l", "a.jsonl"]).files
     ['a.jsonl']
+    >>> build_parser().parse_args(["--delivery=run-1", "a.jsonl"]).delivery
+    'run-1'
     """
     parser = argparse.ArgumentParser(prog="ingest", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -34,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
                         help="how long to wait while another writer holds the update log "
                              "(default 120)")
+    parser.add_argument("--delivery", default=None, metavar="ID",
+                        help="the caller's delivery token (a run id): the same files again "
+                             "under it are a rerun")
+    parser.add_argument("--again", action="store_true",
+                        help="apply files ingested before as a new send")
     return parser
 
 
@@ -47,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         wait = LOG_WAIT_SECONDS if args.wait is None else max(0.0, args.wait)
         check_inputs(list(args.files))
-        report = ingest_files(settings, list(args.files), wait=wait)
+        report = ingest_files(settings, list(args.files), wait=wait, delivery=args.delivery,
+                              again=args.again)
     except AspenError as err:
         print(f"ingest: {err}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ __all__ = [
     "check_lake_root",
     "check_lake_text",
     "lake_root_uri",
+    "normal_uri",
 ]
 
 DEFAULT_LAKE = "./lakehouse"
@@ -54,18 +55,81 @@ def check_lake_text(lake: str) -> str:
 
 
 def lake_root_uri(lake: str) -> str:
-    """Normalise a lake root to a URI without a trailing slash.
-
-    A local path (relative or absolute) becomes a ``file://`` URI; a URI
-    (``s3a://``, ``abfss://``, ``file://`` …) is kept as it is.
+    """Normalise a lake root to a URI without a trailing slash: the one form every check of a
+    root compares (:func:`normal_uri`, named "the lake root" in its errors).
 
     >>> lake_root_uri("s3a://bucket/lake/")
     's3a://bucket/lake'
+    >>> lake_root_uri("file:///tmp/lake?/../../etc")
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: the lake root 'file:///tmp/lake?/../../etc' has a query ('?'); \
+name the folder by its path alone
     """
-    parsed = urlparse(check_lake_text(lake))
-    if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
-        return lake.rstrip("/")
-    return Path(lake).expanduser().resolve().as_uri()
+    return normal_uri(check_lake_text(lake), "the lake root")
+
+
+#: What a URI must not hold outside its path: a query, a fragment, parameters. Each would put
+#: part of what names the root outside the path the checks compare (``root?/x`` puts every
+#: table in one folder; ``root/x?/../..`` is compared as ``root/x``).
+_URI_DELIMITERS = {"?": "a query", "#": "a fragment", ";": "parameters"}
+
+
+def normal_uri(text: str, what: str = "the path") -> str:
+    """``text`` — a local path or a URI naming a folder — as the URI every check compares; else
+    :class:`~aspen.errors.ConfigError` in one line naming it as ``what``.
+
+    A local path (relative or absolute) and a ``file://`` URI (percent-decoded first) become the
+    ``file://`` URI of their real path: ``~`` expanded (paths only), ``..`` and symbolic links
+    resolved. Any other URI (``s3a://``, ``abfss://`` …) is kept as it is, its scheme in lower
+    case. A URI (object-store ones too) with a query (``?``), a fragment (``#``), parameters
+    (``;``) or a ``.`` or ``..`` segment, percent-encoded or not, is refused; so is a
+    ``file://`` URI naming a host.
+
+    >>> normal_uri("/tmp/lakes/../lakes/a/"), normal_uri("S3A://bucket/lakes/a")
+    ('file:///tmp/lakes/a', 's3a://bucket/lakes/a')
+    >>> normal_uri("file:///tmp/lakes/%2e%2e/etc", "the inbox")
+    Traceback (most recent call last):
+    ...
+    aspen.errors.ConfigError: the inbox 'file:///tmp/lakes/%2e%2e/etc' has a '..' segment; \
+name the folder itself
+    """
+    if not text or not text.strip() or _has_control(text):
+        raise ConfigError(f"{what} {text!r} is empty or has control characters")
+    parsed = urlparse(text)
+    if not parsed.scheme or len(parsed.scheme) == 1:  # a path (or a Windows drive letter)
+        return _real_uri(text, what, expand=True)
+    for mark, name in _URI_DELIMITERS.items():
+        if mark in text:
+            raise ConfigError(f"{what} {text!r} has {name} ({mark!r}); name the folder by its "
+                              "path alone")
+    path = unquote(parsed.path, errors="surrogateescape")
+    if _has_control(path):
+        raise ConfigError(f"{what} {text!r} has control characters once percent-decoded")
+    for segment in (".", ".."):
+        if segment in path.replace("\\", "/").split("/"):
+            raise ConfigError(f"{what} {text!r} has a {segment!r} segment; name the folder "
+                              "itself")
+    scheme = parsed.scheme.lower()
+    if scheme != "file":
+        return f"{scheme}:{text[len(scheme) + 1:]}".rstrip("/")
+    if parsed.netloc not in ("", "localhost") or not path.startswith("/"):
+        raise ConfigError(f"{what} {text!r} is not a local file URI; write "
+                          "file:///absolute/path")
+    return _real_uri(path, what, expand=False)
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
+def _real_uri(path: str, what: str, *, expand: bool) -> str:
+    """The ``file://`` URI of ``path`` with ``..`` and symbolic links resolved."""
+    try:
+        local = Path(path).expanduser() if expand else Path(path)
+        return local.resolve().as_uri()
+    except (OSError, RuntimeError, ValueError) as err:  # a link loop, an unreadable folder
+        raise ConfigError(f"{what} {path!r} cannot be resolved: {err}") from None
 
 
 @dataclass(frozen=True)
@@ -98,7 +162,7 @@ class Settings:
         """A filesystem path for ``name`` when the lake is local, else ``None``."""
         uri = self.table_uri(name)
         parsed = urlparse(uri)
-        return parsed.path if parsed.scheme == "file" else None
+        return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -100,6 +100,7 @@ def test_inbox_files_takes_only_update_files_at_the_top(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     (tmp_path / "done").mkdir()
     (tmp_path / "done" / "old.jsonl").write_text("{}\n")
+    (tmp_path / "c.jsonl").symlink_to(tmp_path / "b.jsonl")  # a link is never read
     assert [p.name for p in module.inbox_files(tmp_path)] == ["a.csv", "b.jsonl"]
 
 

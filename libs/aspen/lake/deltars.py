@@ -20,13 +20,14 @@ from aspen.errors import LakeError, TableMissingError
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     import pandas as pd
     import pyarrow as pa
 
 __all__ = [
-    "NEW_TABLE_PROPERTIES", "append_table", "column_max", "column_maxima", "commit_after",
+    "NEW_TABLE_PROPERTIES", "append_batches", "append_table", "column_max", "column_maxima",
+    "commit_after",
     "compact_if_fragmented", "only_compacted_since",
     "data_bytes", "delete_where", "exact_row_count", "partition_columns", "read_table",
     "replace_batch", "row_count", "table_columns", "table_exists", "table_version",
@@ -303,11 +304,15 @@ def replace_batch(
     )
 
 
-def append_table(settings: Settings, name: str, data: pa.Table) -> None:
+def append_table(settings: Settings, name: str, data: pa.Table,
+                 add_columns: bool = False) -> None:
     """Append ``data`` to table ``name`` in one commit; when the table does not exist, create
     it with ``data``'s schema and :data:`NEW_TABLE_PROPERTIES` (an empty ``data`` then only
-    creates it; on an existing table it writes nothing). ``data``'s schema must be the table's
-    (a mismatch raises delta-rs's ``SchemaMismatchError``): nothing is added or cast silently.
+    creates it; on an existing table it writes nothing). A column of the table that ``data``
+    lacks is null in the new rows (a writer that predates a column,
+    :data:`aspen.lake.tables.ADDED_COLUMNS`); a column ``data`` has and the table lacks is
+    added only with ``add_columns``. Otherwise ``data``'s schema must be the table's (a
+    mismatch raises delta-rs's ``SchemaMismatchError``): nothing is cast silently.
 
     Creating is not atomic on every store: callers that may create a table hold a lease that
     serializes them (the update log's tables: the log writer lease).
@@ -322,13 +327,63 @@ def append_table(settings: Settings, name: str, data: pa.Table) -> None:
     >>> _open(lake, "t").protocol().min_reader_version
     1
     """
+    append_batches(settings, name, data.schema, data.to_batches(), add_columns=add_columns)
+
+
+def append_batches(settings: Settings, name: str, schema: pa.Schema,
+                   batches: Iterable[pa.RecordBatch], add_columns: bool = False) -> None:
+    """:func:`append_table` for rows given as record batches of ``schema``, consumed one at a
+    time (delta-rs writes them as they come): the rows appended are never all in memory.
+    Nothing is committed when there is no row and the table exists.
+
+    >>> import tempfile, pyarrow as pa
+    >>> lake = Settings(lake=tempfile.mkdtemp())
+    >>> schema = pa.schema([("batch_id", pa.int64())])
+    >>> append_batches(lake, "t", schema, (pa.record_batch([[i]], schema=schema)
+    ...                                    for i in range(3)))
+    >>> wide = pa.schema([("batch_id", pa.int64()), ("note", pa.string())])
+    >>> append_batches(lake, "t", wide, [pa.record_batch([[4], ["x"]], schema=wide)],
+    ...                add_columns=True)
+    >>> append_batches(lake, "t", schema, [pa.record_batch([[5]], schema=schema)])
+    >>> read_table(lake, "t").sort_values("batch_id")["note"].tolist()
+    [None, None, None, 'x', None]
+    """
+    import itertools
+
+    import pyarrow as pa
     from deltalake import write_deltalake
 
     uri = settings.table_uri(name)
+    rows = iter(batches)
+    first = next((batch for batch in rows if batch.num_rows), None)
     if not table_exists(settings, name):
+        data = (schema.empty_table() if first is None else
+                pa.RecordBatchReader.from_batches(schema, itertools.chain([first], rows)))
         write_deltalake(uri, data, mode="append", configuration=NEW_TABLE_PROPERTIES)
-    elif data.num_rows:
-        write_deltalake(uri, data, mode="append")
+        return
+    if first is None:
+        return
+    table_schema = pa.schema(_open(settings, name).schema().to_arrow())
+    missing = [f for f in table_schema if f.name not in schema.names]
+    extra = [f.name for f in schema if f.name not in table_schema.names]
+    target = schema
+    if missing:  # the table's columns first, in its order; a column ``data`` lacks is null
+        target = pa.schema([schema.field(f.name) if f.name in schema.names else f
+                            for f in table_schema] + [schema.field(n) for n in extra])
+
+    def fitted(batch: pa.RecordBatch) -> pa.RecordBatch:
+        if not missing:
+            return batch
+        return pa.RecordBatch.from_arrays(
+            [batch.column(f.name) if f.name in schema.names else pa.nulls(batch.num_rows, f.type)
+             for f in target], schema=target)
+
+    reader = pa.RecordBatchReader.from_batches(
+        target, (fitted(b) for b in itertools.chain([first], rows) if b.num_rows))
+    if extra and add_columns:
+        write_deltalake(uri, reader, mode="append", schema_mode="merge")
+    else:
+        write_deltalake(uri, reader, mode="append")
 
 
 def delete_where(settings: Settings, name: str, predicate: str) -> int:

@@ -4,7 +4,8 @@ Tables
 ------
 ``updates``        append-only log of valid update records (one ingest batch per ``aspen ingest``).
 ``quarantine``     invalid records: raw text, source, line, reason (and a short reason ``code``).
-``ingest_files``   one row per ingested file content (source name + sha256); the commit marker.
+``ingest_files``   one row per ingested file (source name + sha256, the ``delivery`` that sent it);
+                   the commit marker.
 ``link`` …         base tables: one row per LIVE insertion instance, with its variable ``var``.
 ``variables``      the variable registry: every instance ever born, with its death when it died.
 ``apply_notes``    non-fatal notes of apply (e.g. a delete of a tuple that is not live).
@@ -39,6 +40,7 @@ __all__ = [
     "BASE_KEY_COLUMNS",
     "BASE_VALUE_COLUMNS",
     "TABLE_DDL",
+    "ADDED_COLUMNS",
     "schema_of",
     "arrow_schema_of",
     "table_exists",
@@ -113,9 +115,26 @@ TABLE_DDL: dict[str, str] = {
     ),
 }
 
+#: Nullable columns a table gained after lakes were made without them (DDL, per table). A writer
+#: that sets one appends with a schema merge, so an older table gains it on that append; a
+#: writer that does not know it leaves it out (Spark and :func:`aspen.lake.deltars.append_table`
+#: fill null), so old and new tables take every writer's appends. ``ingest_files.delivery``: the
+#: caller's token of the delivery that sent the file (:mod:`aspen.lake.ingest`), else null.
+ADDED_COLUMNS: dict[str, str] = {
+    INGEST_FILES: "delivery STRING",
+}
 
-def schema_of(name: str) -> StructType:
-    """The Spark schema of table ``name`` (parsed from :data:`TABLE_DDL`).
+
+def _ddl(name: str, added: bool) -> list[str]:
+    columns = TABLE_DDL[name].split(",")
+    if added and name in ADDED_COLUMNS:
+        columns += ADDED_COLUMNS[name].split(",")
+    return columns
+
+
+def schema_of(name: str, added: bool = False) -> StructType:
+    """The Spark schema of table ``name`` (parsed from :data:`TABLE_DDL`; with ``added``, its
+    :data:`ADDED_COLUMNS` too).
 
     >>> schema_of("apply_notes").fieldNames()
     ['batch_id', 'seq', 'relation', 'key', 'note']
@@ -129,20 +148,23 @@ def schema_of(name: str) -> StructType:
         "TIMESTAMP": T.TimestampType(),
     }
     fields = []
-    for column in TABLE_DDL[name].split(","):
+    for column in _ddl(name, added):
         column_name, type_name = column.split()
         fields.append(T.StructField(column_name.strip("`"), spark_types[type_name], True))
     return T.StructType(fields)
 
 
-def arrow_schema_of(name: str) -> pa.Schema:
-    """The Arrow schema of table ``name`` (from :data:`TABLE_DDL`), for writers without a JVM;
-    timestamps are microseconds in UTC, as Spark's ``TIMESTAMP`` is in Delta.
+def arrow_schema_of(name: str, added: bool = False) -> pa.Schema:
+    """The Arrow schema of table ``name`` (from :data:`TABLE_DDL`; with ``added``, its
+    :data:`ADDED_COLUMNS` too), for writers without a JVM; timestamps are microseconds in UTC,
+    as Spark's ``TIMESTAMP`` is in Delta.
 
     >>> arrow_schema_of("apply_notes").names
     ['batch_id', 'seq', 'relation', 'key', 'note']
     >>> str(arrow_schema_of("apply_state").field("applied_at").type)
     'timestamp[us, tz=UTC]'
+    >>> arrow_schema_of("ingest_files", added=True).names[-1]
+    'delivery'
     """
     import pyarrow as pa
 
@@ -153,7 +175,7 @@ def arrow_schema_of(name: str) -> pa.Schema:
         "TIMESTAMP": pa.timestamp("us", tz="UTC"),
     }
     fields = []
-    for column in TABLE_DDL[name].split(","):
+    for column in _ddl(name, added):
         column_name, type_name = column.split()
         fields.append(pa.field(column_name.strip("`"), arrow_types[type_name], nullable=True))
     return pa.schema(fields)

@@ -54,7 +54,10 @@ every id in memory. So a record is accepted only inside these bounds, each with 
 Nothing in one record can fail a file: any other exception while reading a record quarantines it
 as ``unreadable_record`` with the exception's type in the reason.
 
-Files: a UTF-8 byte-order mark at the start is dropped; blank lines are skipped and counted; a
+Files are read as a stream (:func:`validate_stream`, :func:`iter_lines`): memory does not
+grow with a file's size, only with its longest line up to :data:`MAX_LINE_BYTES`;
+:func:`validate_file` validates bytes already in memory the same way.
+A UTF-8 byte-order mark at the start is dropped; blank lines are skipped and counted; a
 line that is not UTF-8 is rejected; a CSV file's first non-blank line is its header and a row with
 a different number of cells is rejected. Quoted CSV cells cannot span lines: a quoted cell
 left open at the end of its line is rejected (``csv_syntax``).
@@ -74,6 +77,7 @@ line 7: link insert has cost -3.0; cost must be a finite number ≥ 0
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -82,7 +86,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from aspen.errors import InvalidRecordError
 
@@ -108,6 +112,10 @@ __all__ = [
     "validate_json_line",
     "validate_csv_row",
     "validate_file",
+    "LineSource",
+    "LineValidator",
+    "iter_lines",
+    "validate_stream",
 ]
 
 OPS: tuple[str, ...] = ("insert", "delete")
@@ -596,19 +604,145 @@ def _csv_cells(text: str) -> list[str]:
     return cells
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, str | None, bytes]]:
-    """(line number, decoded text or None when not UTF-8, raw bytes) for each physical line."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    chunks = data.split(b"\n")
-    if chunks and chunks[-1] == b"":
-        chunks.pop()
-    for number, chunk in enumerate(chunks, start=1):
-        chunk = chunk.removesuffix(b"\r")
+class LineSource(Protocol):
+    """What :func:`iter_lines` reads: a binary stream's ``readline`` with a size limit."""
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+#: One ``readline`` reads at most this much: the longest line, its ``\r`` and its ``\n``.
+_READ_LIMIT = MAX_LINE_BYTES + 2
+#: Bytes kept of an over-long line (its quarantine ``raw`` is cut to :data:`RAW_KEPT_CHARS`).
+_KEPT_BYTES = 4 * RAW_KEPT_CHARS
+_BOM = b"\xef\xbb\xbf"
+
+
+def iter_lines(stream: LineSource) -> Iterator[tuple[int, bytes, int]]:
+    """(line number, bytes, length) of each physical line of ``stream``, holding at most one
+    line of :data:`MAX_LINE_BYTES` in memory: a UTF-8 byte-order mark at the start is dropped,
+    ``\\n`` ends a line and a ``\\r`` before it is dropped; a last line without ``\\n`` counts.
+    ``length`` is the line's length in bytes; a line longer than :data:`MAX_LINE_BYTES` comes as
+    its first few KiB only (enough for its quarantine ``raw``), the rest is read and dropped.
+
+    >>> import io
+    >>> list(iter_lines(io.BytesIO(b"\\xef\\xbb\\xbfa\\r\\n\\nb")))
+    [(1, b'a', 1), (2, b'', 0), (3, b'b', 1)]
+    >>> [(n, len(kept), length) for n, kept, length in iter_lines(io.BytesIO(b"x" * (3 << 20)))]
+    [(1, 4096, 3145728)]
+    """
+    number = 0
+    first = True
+    while True:
+        piece = stream.readline(_READ_LIMIT)
+        if first:
+            first = False
+            piece = piece.removeprefix(_BOM) if piece.startswith(_BOM) else piece
+            if not piece:
+                piece = stream.readline(_READ_LIMIT)
+        if not piece:
+            return
+        number += 1
+        kept, total, tail, over = piece, len(piece), piece[-2:], False
+        while not tail.endswith(b"\n"):  # a line longer than one read, or the file's end
+            more = stream.readline(_READ_LIMIT)
+            if not more:
+                break
+            total += len(more)
+            tail = (tail + more)[-2:]
+            if not over:
+                kept += more
+                if len(kept) > _READ_LIMIT:  # over-long: keep its head only
+                    kept, over = kept[:_KEPT_BYTES], True
+        ended = tail.endswith(b"\n")
+        carriage = (tail[:-1] if ended else tail).endswith(b"\r")
+        length = total - ended - carriage
+        if over:
+            yield number, kept, length
+        else:
+            yield number, kept[:length], length
+
+
+class LineValidator:
+    """Validates the lines of one file in order (a CSV file's first non-blank line is its
+    header): each line becomes a record, a reading, a :class:`Rejection`, or ``None`` (a blank
+    line, or the CSV header). No line can make it raise.
+
+    >>> check = LineValidator("jsonl")
+    >>> check.line(1, b'{"op":"insert","relation":"triggered","id":"s1"}').key
+    ('s1',)
+    >>> check.line(2, b"  ") is None, check.line(3, b"{").code
+    (True, 'malformed_json')
+    """
+
+    def __init__(self, fmt: str) -> None:
+        if fmt not in ("jsonl", "csv"):
+            raise ValueError(f"fmt must be 'jsonl' or 'csv', got {fmt!r}")
+        self.fmt = fmt
+        self.header: list[str] | None = None
+        #: The number of the CSV header's line, once read.
+        self.header_line: int | None = None
+
+    def line(self, number: int, chunk: bytes, length: int | None = None
+             ) -> UpdateRecord | ReadingRecord | Rejection | None:
+        """The outcome of line ``number`` (``chunk`` without its line end; ``length`` its full
+        length when ``chunk`` is only the head of an over-long line)."""
+        length = len(chunk) if length is None else length
+        if length > MAX_LINE_BYTES:
+            kept = chunk[:_KEPT_BYTES].decode("utf-8", errors="replace")[:RAW_KEPT_CHARS]
+            return Rejection(
+                number, kept + "…",
+                f"line {number}: {length} bytes long; a line is at most {MAX_LINE_BYTES} "
+                f"bytes (the quarantine keeps its first {RAW_KEPT_CHARS} characters)",
+                "record_too_long")
         try:
-            yield number, chunk.decode("utf-8"), chunk
+            text = chunk.decode("utf-8")
         except UnicodeDecodeError:
-            yield number, None, chunk
+            raw = chunk.decode("utf-8", errors="replace")
+            reason = f"line {number}: not valid UTF-8 text; save the file as UTF-8"
+            return Rejection(number, raw, reason, "bad_encoding")
+        if not text.strip():
+            return None
+        try:
+            if self.fmt == "jsonl":
+                return validate_json_line(text, line=number)
+            cells = _csv_cells(text)
+            if self.header is None:
+                self.header = [cell.strip() for cell in cells]
+                self.header_line = number
+                return None
+            return validate_csv_row(cells, self.header, line=number)
+        except InvalidRecordError as err:
+            return Rejection(number, text, err.reason, getattr(err, "code", "invalid"))
+        except csv.Error as err:
+            return Rejection(number, text, f"line {number}: unreadable CSV row ({err})",
+                             "csv_syntax")
+        except Exception as err:  # noqa: BLE001 - one record never fails its file
+            return Rejection(
+                number, text,
+                f"line {number}: could not be read ({type(err).__name__}: {_clip(str(err))})",
+                "unreadable_record")
+
+
+def validate_stream(stream: LineSource, fmt: str
+                    ) -> Iterator[tuple[int, UpdateRecord | ReadingRecord | Rejection | None]]:
+    """Validate a file read from ``stream`` line by line, in memory independent of its size:
+    (line number, outcome) per line, the outcome ``None`` for a blank line (a CSV header yields
+    nothing). The same outcomes as :func:`validate_file` on the file's bytes.
+
+    >>> import io
+    >>> [type(o).__name__ for _, o in validate_stream(io.BytesIO(b'{"op":1}\\n\\n'), "jsonl")]
+    ['Rejection', 'NoneType']
+    """
+    check = LineValidator(fmt)  # an unknown format fails here, before anything is read
+
+    def outcomes() -> Iterator[tuple[int, UpdateRecord | ReadingRecord | Rejection | None]]:
+        for number, chunk, length in iter_lines(stream):
+            outcome = check.line(number, chunk, length)
+            if outcome is None and check.header_line == number:
+                continue
+            yield number, outcome
+
+    return outcomes()
 
 
 def validate_file(data: bytes, fmt: str) -> FileValidation:
@@ -622,53 +756,14 @@ def validate_file(data: bytes, fmt: str) -> FileValidation:
     >>> validate_file(b"[" * 100000, "jsonl").reason_counts()
     {'json_too_deep': 1}
     """
-    if fmt not in ("jsonl", "csv"):
-        raise ValueError(f"fmt must be 'jsonl' or 'csv', got {fmt!r}")
     result = FileValidation()
-    header: list[str] | None = None
-    for number, text, chunk in _lines(data):
-        if len(chunk) > MAX_LINE_BYTES:
-            kept = chunk[:4 * RAW_KEPT_CHARS].decode("utf-8", errors="replace")[:RAW_KEPT_CHARS]
-            result.rejections.append(Rejection(
-                number, kept + "…",
-                f"line {number}: {len(chunk)} bytes long; a line is at most {MAX_LINE_BYTES} "
-                f"bytes (the quarantine keeps its first {RAW_KEPT_CHARS} characters)",
-                "record_too_long"))
-            continue
-        if text is None:
-            raw = chunk.decode("utf-8", errors="replace")
-            reason = f"line {number}: not valid UTF-8 text; save the file as UTF-8"
-            result.rejections.append(Rejection(number, raw, reason, "bad_encoding"))
-            continue
-        if not text.strip():
+    for number, outcome in validate_stream(io.BytesIO(data), fmt):
+        if outcome is None:
             result.blank += 1
-            continue
-        try:
-            if fmt == "jsonl":
-                record = validate_json_line(text, line=number)
-            else:
-                cells = _csv_cells(text)
-                if header is None:
-                    header = [cell.strip() for cell in cells]
-                    continue
-                record = validate_csv_row(cells, header, line=number)
-        except InvalidRecordError as err:
-            code = getattr(err, "code", "invalid")
-            result.rejections.append(Rejection(number, text, err.reason, code))
-            continue
-        except csv.Error as err:
-            result.rejections.append(
-                Rejection(number, text, f"line {number}: unreadable CSV row ({err})", "csv_syntax")
-            )
-            continue
-        except Exception as err:  # noqa: BLE001 - one record never fails its file
-            result.rejections.append(Rejection(
-                number, text,
-                f"line {number}: could not be read ({type(err).__name__}: {_clip(str(err))})",
-                "unreadable_record"))
-            continue
-        if isinstance(record, ReadingRecord):
-            result.readings.append((number, record))
+        elif isinstance(outcome, Rejection):
+            result.rejections.append(outcome)
+        elif isinstance(outcome, ReadingRecord):
+            result.readings.append((number, outcome))
         else:
-            result.records.append((number, record))
+            result.records.append((number, outcome))
     return result

@@ -7,7 +7,9 @@ too. A follower keeps all of it warm from batch to batch (on the local runtime t
 itself: :mod:`aspen.pipeline.maintain_local`): it holds the lake's maintainer lease
 (:mod:`aspen.lake.lease`) for its whole life and loops:
 
-0. with an inbox, ingest the update files landed there (:func:`ingest_inbox`);
+0. with an inbox, resume its claims, then claim and ingest the update files landed there
+   (:func:`aspen.pipeline.inbox.ingest_inbox`: regular files only, each claimed by one
+   follower);
 1. if the update log (``ingest_files``) or the variable registry (``variables``: expiry writes
    deaths there) has a Delta version it has not seen since its last batch, run one maintained
    batch — exactly what ``aspen maintain`` runs, so crash, rerun and ledger semantics are the
@@ -40,19 +42,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aspen.errors import ConfigError
 from aspen.lake.deltars import table_exists, table_version
 from aspen.pipeline.batch import MaintainReport
+from aspen.pipeline.inbox import INGESTED, InboxTally, ingest_inbox, landed_files
 from aspen.settings import Settings
 
 __all__ = ["DEFAULT_EXPIRE_EVERY", "DEFAULT_HOUSEKEEP_EVERY", "INGESTED", "Chore", "FollowReport",
            "follow", "ingest_inbox", "lake_chores", "landed_files", "log_versions"]
 
-#: Where a follower moves the inbox files it ingested.
-INGESTED = "ingested"
 #: The tables whose new versions mean there may be a batch to maintain.
 WATCHED_TABLES = ("ingest_files", "variables")
 #: Seconds between a follower's TTL sweeps (what the ``aspen_expire`` DAG's schedule was).
@@ -90,10 +91,12 @@ class FollowReport:
 
     batches: int = 0
     polls: int = 0
+    inbox: InboxTally = field(default_factory=InboxTally)
 
     def lines(self) -> list[str]:
-        """A summary line."""
-        return [f"follow: {self.batches} batch(es) maintained in {self.polls} poll(s)"]
+        """A summary line (and one for the inbox, when it saw files)."""
+        return [f"follow: {self.batches} batch(es) maintained in {self.polls} poll(s)",
+                *self.inbox.lines()]
 
 
 def log_versions(settings: Settings) -> tuple[int, ...]:
@@ -161,7 +164,7 @@ def follow(
             continue  # a chore may have taken long: look at the limits again first
         report.polls += 1
         if inbox is not None:
-            for line in ingest_inbox(settings, inbox):
+            for line in ingest_inbox(settings, inbox, report.inbox):
                 emit(line)
         versions = log_versions(settings)
         if versions != seen:
@@ -179,44 +182,6 @@ def follow(
         wait = poll if deadline is None else min(poll, deadline - clock())
         stop.wait(max(0.0, wait))
     return report
-
-
-def landed_files(inbox: Path) -> list[Path]:
-    """The update files waiting in ``inbox``, oldest first: its files with an update-file
-    suffix (:data:`~aspen.lake.ingest.FORMATS`), not hidden (a writer writes ``.name`` or
-    ``name.tmp`` and renames it when complete).
-
-    >>> import tempfile
-    >>> box = Path(tempfile.mkdtemp())
-    >>> for name in ("b.jsonl", ".a.jsonl", "c.tmp"):
-    ...     _ = (box / name).write_text("")
-    >>> [p.name for p in landed_files(box)]
-    ['b.jsonl']
-    """
-    from aspen.lake.ingest import FORMATS
-
-    if not inbox.is_dir():
-        return []
-    found = [p for p in inbox.iterdir() if p.is_file() and not p.name.startswith(".")
-             and p.suffix.lower() in FORMATS]
-    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
-
-
-def ingest_inbox(settings: Settings, inbox: Path) -> list[str]:
-    """Ingest the files landed in ``inbox`` as one ingest batch, then move them into its
-    ``ingested/`` folder; the report's lines. A crash between the two leaves them in place:
-    ingesting them again is a no-op (a file's name and content are ingested once)."""
-    from aspen.lake.ingest import ingest_files
-
-    files = landed_files(inbox)
-    if not files:
-        return []
-    report = ingest_files(settings, list(files))
-    done = inbox / INGESTED
-    done.mkdir(exist_ok=True)
-    for path in files:
-        path.replace(done / path.name)
-    return report.lines()
 
 
 def _run_due_chores(chores: Sequence[Chore], clock: Callable[[], float], started: float,

@@ -39,9 +39,13 @@ def _delta_jars_option() -> list[str]:
 
 
 def spark_submit_command(job: str, *args: str) -> list[str]:
-    """The ``spark-submit [--master M] [--jars …] jobs/<job>.py ARGS…`` command line."""
+    """The ``spark-submit [--master M] [--jars …] [--conf log options] jobs/<job>.py ARGS…``
+    command line; the log options keep Spark's log out of the task's output but its errors
+    (:func:`aspen.spark.session.log4j2_java_options`)."""
     import shutil
     import sys
+
+    from aspen.spark.session import LOG_OPTIONS_CONF, log4j2_java_options
 
     beside_python = Path(sys.executable).parent / "spark-submit"
     binary = str(beside_python) if beside_python.exists() else shutil.which("spark-submit")
@@ -54,6 +58,9 @@ def spark_submit_command(job: str, *args: str) -> list[str]:
     if os.environ.get("SPARK_MASTER"):
         command += ["--master", os.environ["SPARK_MASTER"]]
     command += _delta_jars_option()
+    log_options = log4j2_java_options()
+    if log_options:
+        command += ["--conf", f"{LOG_OPTIONS_CONF}={log_options}"]
     return [*command, str(jobs_dir / f"{job}.py"), *args]
 
 
@@ -82,17 +89,20 @@ def run_spark_job(job: str, *args: str) -> None:
 
 
 def allowed_roots() -> list[str]:
-    """The roots of :data:`ALLOWED_ROOTS_ENV` as URIs (empty when it is unset).
+    """The roots of :data:`ALLOWED_ROOTS_ENV` as URIs (empty when it is unset), normalised as a
+    lake root is (:func:`aspen.settings.normal_uri`: symbolic links and ``..`` of a local root
+    resolved), so a run's path and a root compare in one form.
 
     >>> os.environ[ALLOWED_ROOTS_ENV] = "s3a://bucket/lakes/, /srv/aspen"
     >>> allowed_roots()
     ['s3a://bucket/lakes', 'file:///srv/aspen']
     >>> del os.environ[ALLOWED_ROOTS_ENV]
     """
-    from aspen.settings import lake_root_uri
+    from aspen.settings import normal_uri
 
     text = os.environ.get(ALLOWED_ROOTS_ENV, "")
-    return [lake_root_uri(part.strip()) for part in text.split(",") if part.strip()]
+    return [normal_uri(part.strip(), f"the {ALLOWED_ROOTS_ENV} root")
+            for part in text.split(",") if part.strip()]
 
 
 def _under(uri: str, root: str) -> bool:
@@ -105,9 +115,11 @@ def check_run_path(name: str, value: object, configured: str | None) -> str:
 
     Anyone who may trigger a DAG may set its Params, and a task writes to the lake and moves the
     inbox's files, so a Param is a string that names a path or URI (not empty, no control
-    characters, no ``..`` segment), and it must be the ``configured`` one (``ASPEN_LAKE``,
-    ``ASPEN_INBOX``) or lie under a root of ``ASPEN_ALLOWED_ROOTS``. Symbolic links are resolved
-    before the comparison.
+    characters, no ``..`` segment even percent-encoded, no query, fragment or parameters in a
+    URI), and it must be the ``configured`` one (``ASPEN_LAKE``, ``ASPEN_INBOX``) or lie under a
+    root of ``ASPEN_ALLOWED_ROOTS``. The Param, the configured path and the roots are compared
+    in their normal form (:func:`aspen.settings.normal_uri`): a local path or ``file://`` URI
+    with its symbolic links resolved, so a link out of a root is outside it.
 
     >>> check_run_path("lake", "/srv/lake", "/srv/lake")
     'file:///srv/lake'
@@ -116,10 +128,10 @@ def check_run_path(name: str, value: object, configured: str | None) -> str:
     ...
     aspen.errors.ConfigError: the run's 'lake' Param '/srv/lake/../etc' has a '..' segment
     """
-    from urllib.parse import unquote, urlparse
+    from urllib.parse import unquote
 
     from aspen.errors import ConfigError
-    from aspen.settings import check_lake_text, lake_root_uri
+    from aspen.settings import check_lake_text, normal_uri
 
     if not isinstance(value, str):
         raise ConfigError(f"the run's {name!r} Param must be a string, not {value!r}")
@@ -128,10 +140,11 @@ def check_run_path(name: str, value: object, configured: str | None) -> str:
     except ConfigError:
         raise ConfigError(f"the run's {name!r} Param {value!r} is empty or has control "
                           "characters") from None
-    if ".." in unquote(urlparse(value).path).replace("\\", "/").split("/"):
+    # the whole text, not only a URI's path: '/x?/../..' hides its '..' from a URI's path
+    if ".." in unquote(value).replace("\\", "/").split("/"):
         raise ConfigError(f"the run's {name!r} Param {value!r} has a '..' segment")
-    uri = lake_root_uri(value)
-    if configured and uri == lake_root_uri(configured):
+    uri = normal_uri(value, f"the run's {name!r} Param")
+    if configured and uri == normal_uri(configured, f"the configured {name}"):
         return uri
     roots = allowed_roots()
     if any(_under(uri, root) for root in roots):

@@ -12,6 +12,7 @@ from aspen.cli.main import main
 from aspen.errors import ConfigError
 from aspen.lake import ingest as ingest_module
 from aspen.lake.ingest import FileReport, IngestReport, check_inputs, guess_format
+from aspen.lake.ingest_read import Spilled
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,15 +63,17 @@ def test_report_lines_say_what_happened() -> None:
 
 
 def _input(name: str, content: bytes) -> ingest_module._Input:
-    report = FileReport(name, name, hashlib.sha256(content).hexdigest())
-    return ingest_module._Input(report, "jsonl", content)
+    sha256 = hashlib.sha256(content).hexdigest()
+    return ingest_module._Input(FileReport(name, name, sha256), "jsonl", Spilled(sha256))
 
 
 def test_a_renamed_copy_is_ingested_again_with_a_warning() -> None:
     """Identity is (name, content): a copy under another name is new, and its report says whose
     content it repeats, committed before or earlier in the same call."""
     day1, day2 = b'{"op":"insert"}\n', b'{"op":"delete"}\n'
-    done = {("day1.jsonl", hashlib.sha256(day1).hexdigest()): 1}
+    done = ingest_module._Committed(
+        sends={("day1.jsonl", hashlib.sha256(day1).hexdigest()): [(1, None)]},
+        last_batch=1, last_file_batch=1)
     inputs = [_input("day1.jsonl", day1), _input("copy-of-day1.jsonl", day1),
               _input("day2.jsonl", day2), _input("day2-again.jsonl", day2)]
     fresh = ingest_module._fresh_inputs(inputs, done, batch_id=2)
