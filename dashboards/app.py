@@ -4,11 +4,12 @@
 Reads the Delta lake directly through delta-rs (no JVM), and never writes to it. The lake root
 comes from ``--lake`` after ``--``, else ``ASPEN_LAKE``, else ``./lakehouse``; every page
 resolves it itself (:func:`lakeview.current_lake`), so a page opened first by a deep link reads
-the same lake. See docs/operating-the-dashboard.md.
+the same lake. The pages and their order are :data:`page_registry.PAGES`. See
+docs/operating-the-dashboard.md.
 
-While a page is open, a fragment in the sidebar checks every few seconds (``status.REFRESH_S``,
+While a page is open, a fragment in the sidebar checks every few seconds (``lakewatch.REFRESH_S``,
 ``ASPEN_DASHBOARD_REFRESH_S`` overrides it, 0 turns it off) whether a table of the lake got a new
-Delta version since the page was drawn (:func:`status.lake_moved`) and only then reruns the
+Delta version since the page was drawn (:func:`lakewatch.lake_moved`) and only then reruns the
 whole app, so an unchanged lake never redraws.
 """
 
@@ -26,7 +27,9 @@ if str(HERE) not in sys.path:  # `streamlit run` adds it; AppTest does not
 
 import pandas as pd  # noqa: E402
 from lakeview import current_lake, lake_name, text  # noqa: E402
-from status import clock_text, lake_fingerprint, lake_moved, refresh_interval  # noqa: E402
+from lakewatch import lake_fingerprint, lake_moved, refresh_interval  # noqa: E402
+from page_registry import PAGES, default_page, page_file  # noqa: E402
+from status import clock_text  # noqa: E402
 
 #: Keys of st.session_state: the lake's fingerprint when the page was drawn, and when.
 FINGERPRINT_KEY = "aspen_lake_fingerprint"
@@ -36,21 +39,11 @@ _JUST_DRAWN_KEY = "aspen_just_drawn"
 
 st.set_page_config(page_title="Aspen", layout="wide")
 
-navigation = st.navigation(
-    [
-        st.Page(HERE / "pages" / "overview.py", title="Overview", default=True),
-        st.Page(HERE / "pages" / "network.py", title="Network"),
-        st.Page(HERE / "pages" / "quarantine.py", title="Quarantine"),
-        st.Page(HERE / "pages" / "why.py", title="Why"),
-        st.Page(HERE / "pages" / "what_if.py", title="What if"),
-        st.Page(HERE / "pages" / "views.py", title="Views"),
-        st.Page(HERE / "pages" / "sensors.py", title="Sensor readings"),
-        st.Page(HERE / "pages" / "networks.py", title="Stream networks"),
-        st.Page(HERE / "pages" / "queries.py", title="Queries"),
-        st.Page(HERE / "pages" / "health.py", title="Pipeline health"),
-        st.Page(HERE / "pages" / "internals.py", title="Internals"),
-    ]
-)
+navigation = st.navigation([
+    st.Page(HERE / page_file(page), title=page.title, icon=page.icon,
+            default=page == default_page())
+    for page in PAGES
+])
 settings = current_lake()
 # the lake's name only: the server's file-system layout is none of the reader's business
 st.sidebar.caption(f"Lake: {text(lake_name(settings))} (read-only)")

@@ -15,6 +15,7 @@ are quoted (:func:`links_dot`).
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import os
 import re
@@ -31,15 +32,37 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.catalog import VIEWS
 from aspen.cli._output import printable
+from aspen.errors import AspenError, ProvenanceExpiredError, UnknownKeyError
 from aspen.lake.committed import committed_versions, reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
+from aspen.lake.tables import READINGS
 from aspen.lake.view_log import VIEW_CHANGES, read_view_at
 from aspen.pipeline import lake_provenance
-from aspen.pipeline.lake_provenance import LakeProvenance
+from aspen.pipeline.batch import registry_through_rows
+from aspen.pipeline.lake_provenance import PROVENANCE_VIEWS, Explanation, LakeProvenance
 from aspen.settings import DEFAULT_LAKE, Settings
+from aspen.views.registry import REGISTRY
+from aspen.views.why_not import WhyNot, cost_text, route_through, why_not
 
 __all__ = [
+    # re-exported from the package: what pages and pictures need of it comes through here
+    "PROVENANCE_VIEWS",
+    "READINGS",
+    "REGISTRY",
+    "AspenError",
+    "Explanation",
+    "LakeProvenance",
+    "ProvenanceExpiredError",
+    "Settings",
+    "UnknownKeyError",
+    "UNREADABLE",
+    "WhyNot",
+    "cost_text",
+    "registry_through_rows",
+    "route_through",
+    "why_not",
+    # this module's own
     "DEATH_STYLES",
     "DELETED_LINK_COLUMNS",
     "NO_REGION",
@@ -72,11 +95,15 @@ __all__ = [
     "sensor_map",
     "table_status",
     "table_version",
+    "plain",
     "text",
     "when_text",
     "witness_dot",
 ]
 
+#: What reading a table of the lake (or explaining what it holds) may raise: a page shows a
+#: message, not a traceback.
+UNREADABLE = (AspenError, DeltaError, OSError, ValueError, KeyError)
 #: Beyond this many edges the network page asks the user to filter by node.
 MAX_DRAWN_EDGES = 400
 _BACKTICKS = re.compile(r"`+")
@@ -98,6 +125,18 @@ def text(value: object) -> str:
     # a span that starts or ends with a backtick (or a space) needs a space inside its fences
     pad = " " if content[0] in "` " or content[-1] in "` " else ""
     return f"{fence}{pad}{content}{pad}{fence}"
+
+
+def plain(value: object) -> str:
+    """``value`` as text plotly shows as exactly its characters: one line (control characters
+    escaped), ``&``, ``<`` and ``>`` as entities (plotly reads a subset of HTML in labels and
+    hover texts) and ``$`` as ``&#36;`` (text between dollars would be LaTeX). The one text
+    cleaner of the pictures (:func:`text` is Markdown's).
+
+    >>> plain("<b>x</b>"), plain("$x$"), plain("a→b"), plain("a\\nb")
+    ('&lt;b&gt;x&lt;/b&gt;', '&#36;x&#36;', 'a→b', 'a\\\\nb')
+    """
+    return html.escape(printable(str(value)), quote=False).replace("$", "&#36;")
 
 
 def when_text(value: object) -> str:

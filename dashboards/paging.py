@@ -1,7 +1,9 @@
 """Paging a table for the dashboard: every row of a frame reachable a page at a time.
 
 :func:`page_of` is pure (which rows a page holds); :func:`show_paged` draws a frame with a page
-number input and says which rows of how many are shown, so no table is cut short.
+number input and says which rows of how many are shown, so no table is cut short;
+:func:`show_paginated` is its compact form with a pagination bar. Every paged table of the
+console pages through here.
 
 >>> import pandas as pd
 >>> rows, first, last, pages = page_of(pd.DataFrame({"n": range(7)}), 3, 3)
@@ -17,7 +19,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-__all__ = ["PAGE_ROWS", "page_count", "page_of", "show_paged"]
+__all__ = ["PAGE_ROWS", "page_count", "page_of", "show_paginated", "show_paged"]
 
 #: Rows per page of a paged table.
 PAGE_ROWS = 500
@@ -87,4 +89,24 @@ def show_paged(
     else:
         st.caption(f"{len(frame):,} row{'' if len(frame) == 1 else 's'}.")
     st.dataframe(rows if style is None else style(rows), hide_index=True, width="stretch")
+    return rows
+
+
+def show_paginated(frame: pd.DataFrame, key: str, one: str, many: str,
+                   page_size: int = PAGE_ROWS) -> pd.DataFrame:
+    """The compact form of :func:`show_paged`: a pagination bar (key ``key``) under more than
+    one page, a caption that names the rows (``one`` and ``many``: "Windows 1–100 of 250 (page
+    1 of 3)", "1 window"), and the page's rows; returns them.
+
+    >>> show_paginated(pd.DataFrame({"n": range(3)}), "numbers", "row", "rows")  # doctest: +SKIP
+    """
+    rows, first, last, pages = page_of(frame, 1, page_size)
+    if pages > 1:
+        page = st.pagination(pages, key=key)
+        rows, first, last, pages = page_of(frame, int(page), page_size)
+        st.caption(f"{many.capitalize()} {first:,}–{last:,} of {len(frame):,} "
+                   f"(page {page} of {pages}).")
+    else:
+        st.caption(f"{len(frame):,} {one if len(frame) == 1 else many}.")
+    st.dataframe(rows, hide_index=True, width="stretch")
     return rows

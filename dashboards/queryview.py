@@ -13,11 +13,24 @@ from dataclasses import fields
 import pandas as pd
 from lakeview import _dot_escaped, _quote, when_text
 
-from aspen.queries.planner import PlanNode
-from aspen.queries.registry import RegisteredQuery
+from aspen.optimizer.query import Query
+from aspen.optimizer.stats import Stats
+from aspen.queries.planner import PlanNode, plan_nodes
+from aspen.queries.plans import PLANS_TABLE
+from aspen.queries.registry import QUERIES_TABLE, RegisteredQuery
 from aspen.queries.reoptimize import StatChange
+from aspen.queries.runs import RUNS_TABLE
+from aspen.queries.status import OK, STATUS_TABLE
 
 __all__ = [
+    # re-exported from the package for the Queries page
+    "OK",
+    "PLANS_TABLE",
+    "QUERIES_TABLE",
+    "RUNS_TABLE",
+    "STATUS_TABLE",
+    "RegisteredQuery",
+    # this module's own
     "PLAN_HISTORY_COLUMNS",
     "PLAN_NODE_FILLS",
     "PLAN_TREE_COLUMNS",
@@ -37,7 +50,26 @@ __all__ = [
     "same_plan",
     "stat_change_text",
     "status_of",
+    "stored_plan",
 ]
+
+
+def stored_plan(entry: RegisteredQuery) -> tuple[list[PlanNode], dict[str, str]]:
+    """The operators of ``entry``'s stored plan (:func:`aspen.queries.planner.plan_nodes`, rows
+    estimated under its stored statistics) and its aliases → tables. Raises what a join graph,
+    plan or statistics document that cannot be read raises (ValueError, KeyError, …).
+
+    >>> from datetime import datetime
+    >>> graph = '{"relations": {"a": "t", "b": "u"}, "joins": ["a.k = b.k"]}'
+    >>> plan = '{"join": "shuffle_hash", "left": {"scan": "a"}, "right": {"scan": "b"}}'
+    >>> entry = RegisteredQuery("q", "SELECT 1", datetime(2026, 1, 1), graph, "{}", plan)
+    >>> nodes, relations = stored_plan(entry)
+    >>> [n.operator for n in nodes], relations
+    (['scan', 'scan', 'shuffle_hash'], {'a': 't', 'b': 'u'})
+    """
+    query = Query.from_json(json.loads(entry.query_json))
+    nodes = plan_nodes(entry.plan or {}, query, Stats.from_json(entry.stats or {}))
+    return nodes, dict(query.relations)
 
 
 def _missing(value: object) -> bool:

@@ -51,7 +51,6 @@ __all__ = [
     "drop_table",
     "explanation",
     "moment_text",
-    "page_bounds",
     "reading_table",
     "rule_choices",
     "rule_words",
@@ -428,18 +427,6 @@ def drop_table(drops: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "id": drops["id"].astype("int64"), "time": [moment_text(t) for t in drops["ts"]],
         "value": drops["value"].astype(float), "reason": drops["reason"].astype(str)})
-
-
-def page_bounds(total: int, page: int, size: int = PAGE_ROWS) -> tuple[int, int, int]:
-    """``(first, stop, pages)``: the rows ``[first, stop)`` of page ``page`` (1-based, clamped)
-    of ``total`` rows, and the number of pages.
-
-    >>> page_bounds(250, 3), page_bounds(0, 1), page_bounds(250, 9)
-    ((200, 250, 3), (0, 0, 1), (200, 250, 3))
-    """
-    pages = max((total + size - 1) // size, 1)
-    page = min(max(page, 1), pages)
-    return (page - 1) * size, min(page * size, total), pages
 
 
 # -- the chart --------------------------------------------------------------------------------

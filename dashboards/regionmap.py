@@ -19,14 +19,11 @@ Lake text (sensor and region ids) reaches the chart only as plain text: HTML-esc
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
-from lakeview import NO_REGION
-
-from aspen.cli._output import printable
+from lakeview import NO_REGION, plain
 
 __all__ = [
     "LOST_COLOUR",
@@ -56,16 +53,6 @@ _SENSOR_SIZE, _RING_SIZE, _RING_STEP = 7, 18, 7
 REGION_TABLE_COLUMNS = ["region", "seed", "members", "triggered members", "size", "largest"]
 #: Columns of :func:`sensor_table`.
 SENSOR_TABLE_COLUMNS = ["sensor", "x (m)", "y (m)", "triggered", "regions", "seed of"]
-
-
-def plain(value: object) -> str:
-    """``value`` as text that plotly shows as exactly its characters: control characters
-    escaped, HTML escaped, and ``$`` as an entity (a label between dollars would be math).
-
-    >>> plain("<b>x</b>"), plain("$x$"), plain("s1 → s2")
-    ('&lt;b&gt;x&lt;/b&gt;', '&#36;x&#36;', 's1 → s2')
-    """
-    return html.escape(printable(str(value)), quote=False).replace("$", "&#36;")
 
 
 def _number(value: float) -> str:

@@ -20,7 +20,6 @@ overlay helpers (:func:`share_path`, :func:`share_losses`, :func:`shared_overlay
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,8 +30,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-
-from aspen.cli._output import printable
+from lakeview import plain
 
 __all__ = [
     "DETAIL_COLUMNS",
@@ -95,17 +93,6 @@ _INVISIBLE = "rgba(0,0,0,0)"
 
 
 # -- text ---------------------------------------------------------------------------------
-
-
-def plain(value: object) -> str:
-    """``value`` as text plotly shows as exactly its characters: one line (control characters
-    escaped), ``&``, ``<`` and ``>`` as entities (plotly reads a subset of HTML in labels and
-    hover texts) and ``$`` as ``&#36;`` (text between dollars would be LaTeX).
-
-    >>> plain("<b>x</b>"), plain("$x$"), plain("a→b")
-    ('&lt;b&gt;x&lt;/b&gt;', '&#36;x&#36;', 'a→b')
-    """
-    return html.escape(printable(str(value)), quote=False).replace("$", "&#36;")
 
 
 def _node_text(node: str) -> str:

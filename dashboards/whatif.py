@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 import pandas as pd
-
-from aspen.views.registry import REGISTRY
+from lakeview import REGISTRY
 
 __all__ = [
     "VIEW_WORDS",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 import streamlit as st
-from lakeview import batch_numbers, current_lake, read_latest, when_text
+from lakeview import Settings, batch_numbers, current_lake, read_latest, when_text
 from status import (
     SLOW_ABSOLUTE_S,
     SLOW_FACTOR,
@@ -25,8 +25,6 @@ from status import (
     worth_charting,
 )
 from streamlit.errors import StreamlitPageNotFoundError
-
-from aspen.settings import Settings
 
 #: Charts of the per-batch numbers besides the wall time: (column of the batches table, title).
 CHARTS: tuple[tuple[str, str], ...] = (

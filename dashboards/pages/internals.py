@@ -9,17 +9,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from lakeview import (
+    Settings,
     current_lake,
     lake_name,
     lake_tables,
     read_latest,
+    registry_through_rows,
     table_status,
     text,
     when_text,
 )
-from status import freshness, last_applied, registry_through
-
-from aspen.settings import Settings
+from status import freshness, last_applied
 
 #: Plain column names of the table list.
 TABLE_COLUMNS = {"table": "table", "version": "Delta version", "rows": "rows",
@@ -55,7 +55,7 @@ def positions_section(settings: Settings) -> None:
         ("last applied ingest batch (apply_state)",
          last_applied(_rows(settings, "apply_state")) or None),
         ("last ingest batch with a registry change (variables)",
-         registry_through(_rows(settings, "variables"))),
+         registry_through_rows(_rows(settings, "variables"))),
         ("last committed batch (ledger)", fresh.batch),
         ("ingest batches it covers, through (ledger)", fresh.through_ingest_batch),
         ("last batch with metrics (metrics)",

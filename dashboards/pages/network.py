@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from lakeview import (
+    Settings,
     current_lake,
     deleted_links,
     ingest_batches,
@@ -36,8 +37,6 @@ from topomap import (
     shared_overlay,
     window_caption,
 )
-
-from aspen.settings import Settings
 
 ALL_NODES = "(all nodes)"
 #: Choices of "recently dead: links that died in the last N ingest batches" (0 hides them).

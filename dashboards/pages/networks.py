@@ -15,8 +15,16 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from deltalake.exceptions import DeltaError
-from lakeview import _error_text, current_lake, table_version, text
+from lakeview import (
+    READINGS,
+    UNREADABLE,
+    ProvenanceExpiredError,
+    Settings,
+    _error_text,
+    current_lake,
+    table_version,
+    text,
+)
 from networkview import (
     PAGE_ROWS,
     NetworkChoice,
@@ -36,13 +44,8 @@ from networkview import (
     reason_counts,
 )
 from paging import show_paged
+from pickers import pick_from_address
 
-from aspen.errors import AspenError, ProvenanceExpiredError
-from aspen.lake import tables
-from aspen.settings import Settings
-
-#: What reading a table or explaining an output may raise: a message, not a traceback.
-UNREADABLE = (AspenError, DeltaError, OSError, ValueError, KeyError)
 #: The group filter's choice of every group.
 ALL_GROUPS = "(all groups)"
 
@@ -50,13 +53,11 @@ ALL_GROUPS = "(all groups)"
 def pick_network(choices: list[NetworkChoice]) -> NetworkChoice:
     """The network to show: the one in the ``network`` query parameter, else the first."""
     names = [c.name for c in choices]
-    wanted = st.query_params.get("network")
-    if wanted is not None and wanted not in names:
-        st.warning(f"No network {text(wanted)} has run on this lake; showing {text(names[0])}.")
-    name = st.selectbox("Network", names, index=names.index(wanted) if wanted in names else 0,
-                        key="network",
-                        format_func=lambda n: f"{n} ({choices[names.index(n)].mode})")
-    st.query_params["network"] = name  # the address names what is shown, for a link to it
+    name = pick_from_address(
+        "Network", names, param="network", key="network",
+        unknown=lambda wanted: f"No network {text(wanted)} has run on this lake; showing "
+                               f"{text(names[0])}.",
+        format_func=lambda n: f"{n} ({choices[names.index(n)].mode})")
     return choices[names.index(name)]
 
 
@@ -146,7 +147,7 @@ def show_networks(settings: Settings) -> None:
     """The page: empty states, the network picker, its words, outputs and drops."""
     try:
         choices = network_choices(settings)
-        has_readings = table_version(settings, tables.READINGS) is not None
+        has_readings = table_version(settings, READINGS) is not None
     except UNREADABLE as err:
         st.warning(f"Cannot read `stream_networks`: {_error_text(settings, err)}")
         return

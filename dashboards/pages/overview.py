@@ -15,14 +15,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from lakeview import (
+    Settings,
     batch_numbers,
     current_lake,
     lake_name,
     read_latest,
+    registry_through_rows,
     table_status,
     text,
     when_text,
 )
+from lakewatch import lake_fingerprint
 from status import (
     RECENT_HOURS,
     Backlog,
@@ -34,7 +37,6 @@ from status import (
     duration_text,
     expectation_summary,
     freshness,
-    lake_fingerprint,
     last_applied,
     latency,
     latest_expectations,
@@ -42,14 +44,11 @@ from status import (
     recent_deaths,
     recent_ingest_batches,
     recent_rows,
-    registry_through,
     stuck_batches,
     traffic_light,
 )
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitPageNotFoundError
-
-from aspen.settings import Settings
 
 #: How each colour is shown: its banner and its headline.
 BANNERS = {
@@ -243,7 +242,7 @@ if metrics is not None and not metrics.empty:
 variables = reader.rows("variables")
 ingest_files = reader.rows("ingest_files")
 waiting = backlog(ingest_files, last_applied(reader.rows("apply_state")),
-                  fresh.through_ingest_batch, registry_through(variables), now)
+                  fresh.through_ingest_batch, registry_through_rows(variables), now)
 latest = latest_expectations(reader.rows("expectation_results"), fresh.batch)
 quarantine = reader.rows("quarantine")
 new_records = (recent_rows(quarantine, "ingested_at", now) if quarantine is not None

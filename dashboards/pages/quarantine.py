@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 from lakeview import current_lake, read_latest, text
-from status import PAGE_SIZE, newest_first, page_slice, quarantine_by_reason, reason_of
+from paging import page_count, page_of
+from status import newest_first, quarantine_by_reason, reason_of
 
 #: Plain names of the records table's columns, in their order.
 RECORD_COLUMNS = {
@@ -21,6 +22,8 @@ RECORD_COLUMNS = {
     "ingested_at": "ingested at",
 }
 PAGE_KEY = "quarantine_page"
+#: Records per page.
+PAGE_ROWS = 100
 
 
 st.title("Quarantine")
@@ -61,14 +64,14 @@ if chosen:
 st.subheader("Records")
 columns = [c for c in RECORD_COLUMNS if c in records]
 table = records[columns].rename(columns=RECORD_COLUMNS)
-pages = max((len(table) + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+pages = page_count(len(table), PAGE_ROWS)
 page = 1
 if pages > 1:
     if st.session_state.get(PAGE_KEY, 1) > pages:  # a narrower filter has fewer pages
         st.session_state[PAGE_KEY] = 1
     page = int(st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
                                step=1, key=PAGE_KEY))
-rows, first, last, pages = page_slice(table, page)
+rows, first, last, pages = page_of(table, page, PAGE_ROWS)
 shown = ", ".join(text(c) for c in chosen)
 st.caption(f"Records {first}–{last} of {len(table)}, newest first"
            + (f"; reasons {shown}." if chosen else "."))

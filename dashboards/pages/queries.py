@@ -14,8 +14,14 @@ import json
 
 import pandas as pd
 import streamlit as st
-from lakeview import Snapshot, current_lake, read_latest, text, when_text
+from lakeview import AspenError, Settings, Snapshot, current_lake, read_latest, text, when_text
 from queryview import (
+    OK,
+    PLANS_TABLE,
+    QUERIES_TABLE,
+    RUNS_TABLE,
+    STATUS_TABLE,
+    RegisteredQuery,
     latest_run,
     outcome_text,
     plan_dot,
@@ -26,17 +32,8 @@ from queryview import (
     run_table,
     same_plan,
     status_of,
+    stored_plan,
 )
-
-from aspen.errors import AspenError
-from aspen.optimizer.query import Query
-from aspen.optimizer.stats import Stats
-from aspen.queries.planner import plan_nodes
-from aspen.queries.plans import PLANS_TABLE
-from aspen.queries.registry import QUERIES_TABLE, RegisteredQuery
-from aspen.queries.runs import RUNS_TABLE
-from aspen.queries.status import OK, STATUS_TABLE
-from aspen.settings import Settings
 
 #: What a stored plan, join graph or statistics document that cannot be read raises.
 UNREADABLE = (AspenError, ValueError, TypeError, KeyError, AttributeError)
@@ -86,13 +83,12 @@ def plan_section(entry: RegisteredQuery, run: pd.DataFrame) -> None:
     st.caption(f"Chosen by {text(entry.optimizer or 'an unknown optimizer')} at "
                f"{when_text(entry.planned_at)} UTC; cost {cost}.")
     try:
-        query = Query.from_json(json.loads(entry.query_json))
-        nodes = plan_nodes(entry.plan or {}, query, Stats.from_json(entry.stats or {}))
+        nodes, relations = stored_plan(entry)
     except UNREADABLE as err:
         st.warning(f"The stored plan of {text(entry.name)} cannot be drawn: {text(err)}")
         return
     by_path = run.empty or same_plan(run["plan"].iloc[0], entry.plan_json)
-    tree = plan_tree(nodes, query.relations, run if not run.empty else None, by_path)
+    tree = plan_tree(nodes, relations, run if not run.empty else None, by_path)
     st.graphviz_chart(plan_dot(tree))
     if run.empty:
         st.caption("Estimated rows only: the query has not run yet.")

@@ -17,14 +17,16 @@ from datetime import timedelta
 
 import pandas as pd
 import streamlit as st
-from deltalake.exceptions import DeltaError
-from lakeview import _error_text, current_lake, table_version, text
+from lakeview import READINGS, UNREADABLE, Settings, _error_text, current_lake, table_version, text
+from paging import show_paginated
+from pickers import pick_from_address
 from readingview import (
+    PAGE_ROWS,
     RuleChoice,
+    SensorExplanation,
     default_period,
     drop_table,
     explanation,
-    page_bounds,
     reading_table,
     rule_choices,
     rule_words,
@@ -38,38 +40,19 @@ from readingview import (
     window_table,
 )
 
-from aspen.errors import AspenError
-from aspen.lake import tables
-from aspen.readings.rule_provenance import SensorExplanation
-from aspen.settings import Settings
-
-#: What reading a table or explaining a sensor may raise: a message, not a traceback.
-UNREADABLE = (AspenError, DeltaError, OSError, ValueError, KeyError)
-
 
 def show_paged(frame: pd.DataFrame, key: str, one: str, many: str) -> None:
-    """``frame`` a page at a time, saying which rows of how many are shown (``one`` and
-    ``many`` name a row and rows)."""
-    first, stop, pages = page_bounds(len(frame), 1)
-    if pages > 1:
-        page = st.pagination(pages, key=key)
-        first, stop, pages = page_bounds(len(frame), int(page))
-        st.caption(f"{many.capitalize()} {first + 1:,}–{stop:,} of {len(frame):,} "
-                   f"(page {page} of {pages}).")
-    else:
-        st.caption(f"{len(frame):,} {one if len(frame) == 1 else many}.")
-    st.dataframe(frame.iloc[first:stop], hide_index=True, width="stretch")
+    """``frame`` a page at a time (:func:`paging.show_paginated`, :data:`PAGE_ROWS` a page)."""
+    show_paginated(frame, key, one, many, page_size=PAGE_ROWS)
 
 
 def pick_rule(choices: list[RuleChoice]) -> RuleChoice:
     """The rule to show: the one in the ``rule`` query parameter, else the first."""
     names = [c.name for c in choices]
-    wanted = st.query_params.get("rule")
-    if wanted is not None and wanted not in names:
-        st.warning(f"No rule {text(wanted)} has run on this lake; showing {text(names[0])}.")
-    name = st.selectbox("Rule", names, index=names.index(wanted) if wanted in names else 0,
-                        key="rule")
-    st.query_params["rule"] = name  # the address names what is shown, for a link to it
+    name = pick_from_address(
+        "Rule", names, param="rule", key="rule",
+        unknown=lambda wanted: f"No rule {text(wanted)} has run on this lake; showing "
+                               f"{text(names[0])}.")
     return choices[names.index(name)]
 
 
@@ -77,14 +60,11 @@ def pick_sensor(windows: pd.DataFrame, rule: str) -> str:
     """The sensor to show: triggered ones are offered first; the ``sensor`` query parameter
     picks one."""
     options, triggered = sensor_choices(windows)
-    wanted = st.query_params.get("sensor")
-    if wanted is not None and wanted not in options:
-        st.warning(f"Sensor {text(wanted)} has no window under rule {text(rule)}; showing "
-                   f"{text(options[0])}.")
-    sensor = st.selectbox(
-        "Sensor", options, index=options.index(wanted) if wanted in options else 0,
-        key="sensor", format_func=lambda s: f"{s} (triggered)" if s in triggered else s)
-    st.query_params["sensor"] = sensor
+    sensor = pick_from_address(
+        "Sensor", options, param="sensor", key="sensor",
+        unknown=lambda wanted: f"Sensor {text(wanted)} has no window under rule {text(rule)}; "
+                               f"showing {text(options[0])}.",
+        format_func=lambda s: f"{s} (triggered)" if s in triggered else s)
     st.caption(f"{len(triggered):,} of {len(options):,} sensor(s) with closed windows are "
                "triggered; they are listed first.")
     return sensor
@@ -155,7 +135,7 @@ def show_sensors(settings: Settings) -> None:
     """The page: empty states, the rule and sensor pickers, the state, chart and tables."""
     try:
         choices = rule_choices(settings)
-        has_readings = table_version(settings, tables.READINGS) is not None
+        has_readings = table_version(settings, READINGS) is not None
     except UNREADABLE as err:
         st.warning(f"Cannot read the readings' tables: {_error_text(settings, err)}")
         return

@@ -12,12 +12,10 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 import streamlit as st
-from lakeview import NO_REGION, current_lake, read_latest, route_text, sensor_map, text
+from lakeview import NO_REGION, Settings, current_lake, read_latest, route_text, sensor_map, text
 from paging import show_paged
 from pandas.io.formats.style import Styler
 from regionmap import region_figure, region_table, sensor_table
-
-from aspen.settings import Settings
 
 ANY = "(any)"
 
@@ -181,34 +179,33 @@ def _show_sorted(table: pd.DataFrame, key: str) -> None:
     show_paged(table.sort_values(list(table.columns)).reset_index(drop=True), key)
 
 
-def cheapest_section(rows: pd.DataFrame, pick: bool) -> None:
-    """The cheapest paths of the chosen pairs, with their cost and route; a route to put on
-    the network map when ``pick``."""
+def _paths_section(rows: pd.DataFrame, pick: bool, key: str, kind: str, measure: str,
+                   column: str, as_type: str, words: Callable[[object], str]) -> None:
+    """The ``kind`` paths of the chosen pairs with their ``measure`` (``column`` of ``rows``
+    as ``as_type``, in words by ``words``) and route; a route to put on the network map when
+    ``pick``. The table is paged under ``{key}_page``."""
     if pick:
-        _route_picker("cheapest", _routes("cheapest path", rows["path"], rows["cost"], _ms))
+        _route_picker(key, _routes(kind, rows["path"], rows[column], words))
     else:
         _pick_a_source()
     _show_sorted(pd.DataFrame({
         "source": rows["src"].astype(str),
         "destination": rows["dst"].astype(str),
-        "cost (ms)": rows["cost"].astype(float),
+        measure: rows[column].astype(as_type),
         "route": [route_text(p) for p in rows["path"]],
-    }), "cheapest_page")
+    }), f"{key}_page")
+
+
+def cheapest_section(rows: pd.DataFrame, pick: bool) -> None:
+    """The cheapest paths of the chosen pairs, with their cost and route; a route to put on
+    the network map when ``pick``."""
+    _paths_section(rows, pick, "cheapest", "cheapest path", "cost (ms)", "cost", "float", _ms)
 
 
 def fewest_section(rows: pd.DataFrame, pick: bool) -> None:
     """The fewest-hop paths of the chosen pairs, with their hop count and route; a route to put
     on the network map when ``pick``."""
-    if pick:
-        _route_picker("fewest", _routes("fewest-hop path", rows["path"], rows["hops"], _hops))
-    else:
-        _pick_a_source()
-    _show_sorted(pd.DataFrame({
-        "source": rows["src"].astype(str),
-        "destination": rows["dst"].astype(str),
-        "hops": rows["hops"].astype(int),
-        "route": [route_text(p) for p in rows["path"]],
-    }), "fewest_page")
+    _paths_section(rows, pick, "fewest", "fewest-hop path", "hops", "hops", "int", _hops)
 
 
 def combined_section(rows: pd.DataFrame, pick: bool) -> None:

@@ -15,6 +15,10 @@ import time
 import pandas as pd
 import streamlit as st
 from lakeview import (
+    AspenError,
+    LakeProvenance,
+    Settings,
+    UnknownKeyError,
     current_lake,
     live_edges,
     load_provenance,
@@ -34,10 +38,6 @@ from whatif import (
     remaining_links,
     summary_rows,
 )
-
-from aspen.errors import AspenError, UnknownKeyError
-from aspen.pipeline.lake_provenance import LakeProvenance
-from aspen.settings import Settings
 
 NO_NODE = "(no node)"
 #: The base relations whose live instances die with a failed sensor.

@@ -11,7 +11,6 @@ answer stay in ``st.session_state`` until the operator asks another one.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -22,28 +21,32 @@ from lakeview import (
     DEATH_STYLES,
     MAX_DRAWN_EDGES,
     NO_REGION,
+    PROVENANCE_VIEWS,
+    AspenError,
+    Explanation,
+    Settings,
+    WhyNot,
+    _quote,
     base_tuple_of,
+    cost_text,
     current_lake,
     deleted_links,
     ingest_batches,
     link_of,
     live_edges,
     load_provenance,
+    plain,
     provenance_versions,
     read_latest,
     recent_batches,
+    route_through,
     sensor_chain,
     sensor_map,
     table_version,
     text,
+    why_not,
     witness_dot,
 )
-
-from aspen.cli._output import printable
-from aspen.errors import AspenError
-from aspen.pipeline.lake_provenance import PROVENANCE_VIEWS, Explanation
-from aspen.settings import Settings
-from aspen.views.why_not import WhyNot, cost_text, route_through, why_not
 
 #: The questions, in plain words, by the view that answers them.
 VIEW_LABELS: dict[str, str] = {
@@ -225,12 +228,6 @@ def link_words(src: str, dst: str, costs: dict[tuple[str, str], float],
 
 
 # -- drawing ---------------------------------------------------------------------------------
-
-
-def _quote(value: object) -> str:
-    """A DOT quoted string of ``value``: control characters, backslashes and quotes escaped,
-    so any id is a valid node name (as :mod:`lakeview` quotes them)."""
-    return '"' + printable(str(value)).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def route_dot(
@@ -495,7 +492,7 @@ def chain_figure(placed: pd.DataFrame, chain: list[str], seed: str | None) -> go
         x=placed["x"], y=placed["y"], mode="markers", name="sensor",
         marker={"color": ["#222222" if on else "#BBBBBB" for on in placed["triggered"]],
                 "size": 7},
-        hovertext=[plain_text(s) for s in placed["sensor"]], hoverinfo="text",
+        hovertext=[plain(s) for s in placed["sensor"]], hoverinfo="text",
     ))
     where = {s: (x, y) for s, x, y in placed[["sensor", "x", "y"]].itertuples(index=False)}
     steps = [s for s in chain if s in where]
@@ -503,7 +500,7 @@ def chain_figure(placed: pd.DataFrame, chain: list[str], seed: str | None) -> go
         figure.add_trace(go.Scatter(
             x=[where[s][0] for s in steps], y=[where[s][1] for s in steps],
             mode="lines+markers", name="chain", line={"color": "red", "width": 3},
-            hovertext=[plain_text(s) for s in steps], hoverinfo="text",
+            hovertext=[plain(s) for s in steps], hoverinfo="text",
         ))
     if seed is not None and seed in where:
         figure.add_trace(go.Scatter(
@@ -513,12 +510,6 @@ def chain_figure(placed: pd.DataFrame, chain: list[str], seed: str | None) -> go
     figure.update_layout(height=520, xaxis_title="x (m)", yaxis_title="y (m)",
                          yaxis={"scaleanchor": "x", "scaleratio": 1})
     return figure
-
-
-def plain_text(value: object) -> str:
-    """An id for a plotly hover: printable, HTML-escaped, ``$`` as an entity (no markup, no
-    math)."""
-    return html.escape(printable(str(value)), quote=False).replace("$", "&#36;")
 
 
 def show_region_member(settings: Settings, explanation: Explanation, index: int) -> None:

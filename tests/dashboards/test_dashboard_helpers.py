@@ -15,11 +15,7 @@ from aspen.cli.main import main
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
 import lakeview  # noqa: E402
-import paging  # noqa: E402
 import queryview  # noqa: E402
-import regionmap  # noqa: E402
-import status  # noqa: E402
-import topomap  # noqa: E402
 
 
 def test_links_dot_quotes_and_escapes_ids() -> None:
@@ -93,12 +89,18 @@ def test_dashboard_command_without_the_app_says_so(
 # -- the Queries page's helpers -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [lakeview, queryview, paging, regionmap, status, topomap],
-                         ids=["lakeview", "queryview", "paging", "regionmap", "status",
-                              "topomap"])
-def test_the_doctests_of_the_dashboard_helpers_pass(module) -> None:
-    import doctest
+HELPERS = ["lakeview", "lakewatch", "queryview", "paging", "page_registry", "regionmap", "status",
+           "status.words", "status.moments", "status.freshness", "status.latency",
+           "status.expectations", "status.quarantine", "status.deaths", "status.light", "topomap",
+           "whatif"]
 
+
+@pytest.mark.parametrize("name", HELPERS)
+def test_the_doctests_of_the_dashboard_helpers_pass(name: str) -> None:
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
     failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
 

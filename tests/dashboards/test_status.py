@@ -1,5 +1,5 @@
-"""The lake's status at a glance (``dashboards/status.py``): exact results on tiny literal frames,
-and the fingerprint of a real small lake written with delta-rs."""
+"""The lake's status at a glance (``dashboards/status/``, ``dashboards/lakewatch.py``): exact
+results on tiny literal frames, and the fingerprint of a real small lake written with delta-rs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import pandas as pd
 import pytest
 
 from aspen.lake.deltars import write_table
+from aspen.pipeline.batch import registry_through_rows
 from aspen.settings import Settings
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
+import lakewatch  # noqa: E402
+import paging  # noqa: E402
 import status  # noqa: E402
 from status import (  # noqa: E402
     Backlog,
@@ -91,9 +94,9 @@ def test_last_applied_and_registry_through() -> None:
     assert status.last_applied(pd.DataFrame({"batch_id": []})) == 0
     registry = pd.DataFrame({"inserted_batch": [1, 3],
                              "deleted_batch": pd.array([None, 6], dtype="Int64")})
-    assert status.registry_through(registry) == 6
-    assert status.registry_through(registry.iloc[:0]) == -1
-    assert status.registry_through(None) == -1
+    assert registry_through_rows(registry) == 6
+    assert registry_through_rows(registry.iloc[:0]) == -1
+    assert registry_through_rows(None) == -1
 
 
 # -- latency --------------------------------------------------------------------------------------
@@ -358,30 +361,30 @@ def _append(settings: Settings, name: str, value: int) -> None:
 
 def test_the_fingerprint_changes_with_a_new_version_and_only_then(tmp_path: Path) -> None:
     settings = Settings(lake=str(tmp_path / "lake"))
-    assert status.lake_fingerprint(settings) == ()
+    assert lakewatch.lake_fingerprint(settings) == ()
     _append(settings, "quarantine", 1)
     _append(settings, "ledger", 1)
-    first = status.lake_fingerprint(settings)
+    first = lakewatch.lake_fingerprint(settings)
     assert first == (("ledger", 0), ("quarantine", 0))
-    assert status.lake_fingerprint(settings) == first
-    assert not status.lake_moved(first, settings)
+    assert lakewatch.lake_fingerprint(settings) == first
+    assert not lakewatch.lake_moved(first, settings)
 
     _append(settings, "quarantine", 2)
-    second = status.lake_fingerprint(settings)
+    second = lakewatch.lake_fingerprint(settings)
     assert second == (("ledger", 0), ("quarantine", 1))
-    assert status.lake_moved(first, settings)
-    assert not status.lake_moved(second, settings)
-    assert not status.lake_moved(None, settings)
+    assert lakewatch.lake_moved(first, settings)
+    assert not lakewatch.lake_moved(second, settings)
+    assert not lakewatch.lake_moved(None, settings)
 
 
 def test_leases_and_uncommitted_view_writes_do_not_move_the_lake(tmp_path: Path) -> None:
     settings = Settings(lake=str(tmp_path / "lake"))
     _append(settings, "ledger", 1)
-    before = status.lake_fingerprint(settings)
+    before = lakewatch.lake_fingerprint(settings)
     _append(settings, "maintainer_lease", 1)  # a renewal
     _append(settings, "reachable", 1)  # a view a running batch wrote: shown once committed
-    assert status.lake_fingerprint(settings) == before
-    assert not status.lake_moved(before, settings)
+    assert lakewatch.lake_fingerprint(settings) == before
+    assert not lakewatch.lake_moved(before, settings)
 
 
 def test_a_table_that_cannot_be_read_has_a_steady_mark(tmp_path: Path) -> None:
@@ -390,18 +393,18 @@ def test_a_table_that_cannot_be_read_has_a_steady_mark(tmp_path: Path) -> None:
     broken = tmp_path / "lake" / "broken" / "_delta_log"
     broken.mkdir(parents=True)
     (broken / "00000000000000000000.json").write_text("not a delta log\n")
-    first = status.lake_fingerprint(settings)
+    first = lakewatch.lake_fingerprint(settings)
     assert first == (("broken", -1), ("ledger", 0))
-    assert not status.lake_moved(first, settings)
+    assert not lakewatch.lake_moved(first, settings)
 
 
 def test_the_refresh_interval_comes_from_the_environment() -> None:
-    assert status.refresh_interval({}) == status.REFRESH_S == 5.0
-    assert status.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "2"}) == 2.0
-    assert status.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "0"}) is None
-    assert status.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "-1"}) is None
-    assert status.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "often"}) == 5.0
-    assert status.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "inf"}) == 5.0
+    assert lakewatch.refresh_interval({}) == lakewatch.REFRESH_S == 5.0
+    assert lakewatch.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "2"}) == 2.0
+    assert lakewatch.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "0"}) is None
+    assert lakewatch.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "-1"}) is None
+    assert lakewatch.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "often"}) == 5.0
+    assert lakewatch.refresh_interval({"ASPEN_DASHBOARD_REFRESH_S": "inf"}) == 5.0
 
 
 # -- paging ---------------------------------------------------------------------------------------
@@ -409,9 +412,9 @@ def test_the_refresh_interval_comes_from_the_environment() -> None:
 
 def test_pages_hold_every_row_once() -> None:
     frame = pd.DataFrame({"n": range(7)})
-    pages = [status.page_slice(frame, page, 3) for page in (1, 2, 3)]
+    pages = [paging.page_of(frame, page, 3) for page in (1, 2, 3)]
     assert [list(rows["n"]) for rows, *_ in pages] == [[0, 1, 2], [3, 4, 5], [6]]
     assert [p[1:] for p in pages] == [(1, 3, 3), (4, 6, 3), (7, 7, 3)]
-    assert status.page_slice(frame, 9, 3)[1:] == (7, 7, 3)  # clamped to the last page
-    assert status.page_slice(frame, 0, 3)[1:] == (1, 3, 3)
-    assert status.page_slice(frame.iloc[:0], 1, 3)[1:] == (0, 0, 1)
+    assert paging.page_of(frame, 9, 3)[1:] == (7, 7, 3)  # clamped to the last page
+    assert paging.page_of(frame, 0, 3)[1:] == (1, 3, 3)
+    assert paging.page_of(frame.iloc[:0], 1, 3)[1:] == (0, 0, 1)

@@ -24,7 +24,7 @@ from aspen.settings import Settings
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 sys.path.insert(0, str(DASHBOARDS))
-import status  # noqa: E402
+import lakewatch  # noqa: E402
 
 WALL = {1: 2.0, 2: 1.0, 3: 1.5, 4: 94.0}
 #: Names of the lake's tables: none may show on the Overview.
@@ -341,25 +341,25 @@ def test_quarantine_pages_through_every_record_newest_first(status_lake: Path) -
 
 
 def test_the_app_reruns_only_after_a_new_commit(status_lake: Path) -> None:
-    """The fragment's check (:func:`status.lake_moved`) against the fingerprint the app took
+    """The fragment's check (:func:`lakewatch.lake_moved`) against the fingerprint the app took
     when it drew the page. (AppTest runs a page alone on a rerun, since it forgets that
     ``st.navigation`` ran; a server does not, so a fresh run of the app stands for the rerun.)"""
     app = open_page()
     settings = Settings(lake=str(status_lake))
     drawn = app.session_state["aspen_lake_fingerprint"]
     assert ("quarantine", 0) in drawn
-    assert not status.lake_moved(drawn, settings)  # nothing changed: no rerun, no flicker
+    assert not lakewatch.lake_moved(drawn, settings)  # nothing changed: no rerun, no flicker
     (note,) = [c.value for c in app.sidebar.caption if c.value.startswith("Updated")]
     assert note.endswith("UTC; checks the lake every 5 s")
 
     extra = _quarantine(1).assign(line=99, ingested_at=ago(0))
     write_table(settings, "quarantine", extra, mode="append")
-    assert status.lake_moved(drawn, settings)  # the fragment's check: rerun the app
+    assert lakewatch.lake_moved(drawn, settings)  # the fragment's check: rerun the app
     app = open_page()
 
     assert _metrics_shown(app)["Quarantined, last 24 h"] == "4"
     redrawn = app.session_state["aspen_lake_fingerprint"]
-    assert ("quarantine", 1) in redrawn and not status.lake_moved(redrawn, settings)
+    assert ("quarantine", 1) in redrawn and not lakewatch.lake_moved(redrawn, settings)
 
 
 def test_the_refresh_can_be_turned_off(status_lake: Path, monkeypatch: pytest.MonkeyPatch

@@ -35,9 +35,11 @@ ledger.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+import pandas as pd
 
 from aspen.catalog import VIEWS
 from aspen.crashpoints import crash_point
@@ -50,7 +52,8 @@ from aspen.settings import Settings
 if TYPE_CHECKING:
     from aspen.spark.phase_meter import PhaseMeter
 
-__all__ = ["BatchRuntime", "MaintainReport", "registry_through", "run_batch", "write_metrics"]
+__all__ = ["BatchRuntime", "MaintainReport", "registry_through", "registry_through_rows",
+           "run_batch", "write_metrics"]
 
 METRICS = "metrics"
 
@@ -145,7 +148,7 @@ class BatchRuntime(Protocol):
 
 def registry_through(settings: Settings) -> int:
     """The last ingest batch the registry records a birth or a death of (-1: none), from the
-    Delta log's file statistics, else by reading the two columns.
+    Delta log's file statistics, else by reading the two columns (:func:`registry_through_rows`).
 
     >>> registry_through(Settings(lake="/nonexistent/lake"))
     -1
@@ -156,9 +159,30 @@ def registry_through(settings: Settings) -> int:
         born, died = column_maxima(settings, "variables", ("inserted_batch", "deleted_batch"))
     except LakeError:  # the statistics do not tell
         frame = read_table(settings, "variables", columns=["inserted_batch", "deleted_batch"])
-        born, died = frame["inserted_batch"].max(), frame["deleted_batch"].max()
-    values = [int(v) for v in (born, died) if v is not None and v == v]
-    return max(values, default=-1)
+        return registry_through_rows(frame)
+    return _largest_batch((born, died))
+
+
+def registry_through_rows(variables: pd.DataFrame | None) -> int:
+    """:func:`registry_through` of registry rows already read (``inserted_batch``,
+    ``deleted_batch``; a missing column counts as empty); -1 for none.
+
+    >>> registry_through_rows(pd.DataFrame({"inserted_batch": [1, 4],
+    ...                                     "deleted_batch": pd.array([5, None], dtype="Int64")}))
+    5
+    >>> registry_through_rows(None), registry_through_rows(pd.DataFrame({"inserted_batch": []}))
+    (-1, -1)
+    """
+    if variables is None or variables.empty:
+        return -1
+    return _largest_batch(variables[c].max() for c in ("inserted_batch", "deleted_batch")
+                          if c in variables)
+
+
+def _largest_batch(values: Iterable[object]) -> int:
+    """The largest known batch number of ``values`` (None, NaN and NA skipped); -1 for none."""
+    known = [int(v) for v in values if v is not None and not pd.isna(v)]  # type: ignore[call-overload]
+    return max(known, default=-1)
 
 
 def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
