@@ -297,7 +297,23 @@ def _runs_locally(master: str | None) -> bool:
 _QUIET_LOGGERS = ("org.apache.spark.rdd.MapPartitionsRDD",)
 
 
+#: PySpark's own Python loggers that print a failing query's whole JVM error as JSON to stderr
+#: (``pyspark.errors.exceptions.base``); the command prints the error's one line itself.
+_PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _quiet_python_error_logs() -> None:
+    """Keep PySpark's query-context error loggers off the terminal. They must be PySpark's
+    own logger class (their calls pass keywords a plain ``Logger`` refuses): made by it, then
+    disabled."""
+    from pyspark.logger import PySparkLogger
+
+    for name in _PYSPARK_ERROR_LOGGERS:
+        PySparkLogger.getLogger(name).disabled = True
+
+
 def _quiet_logs(spark: SparkSession) -> None:
+    _quiet_python_error_logs()
     spark.sparkContext.setLogLevel(_log_level())
     jvm = spark.sparkContext._jvm
     try:
