@@ -112,7 +112,8 @@ def test_the_pipeline_keeps_a_supervised_follower(
         assert ledger.last_committed(settings).batch_id == 2
         assert _reachable(settings) == {("n1", "n2"), ("n2", "n3"), ("n1", "n3")}
         assert verify_lake(settings).ok
-        assert log.read_text().count(" -m aspen.cli.main --lake ") == 2  # two starts logged
+        # two starts logged
+        assert log.read_text().count(" -m aspen.pipeline.maintainer_main --lake ") == 2
     finally:
         stopped = stop_follower(settings)
     assert stopped is not None and stopped.pid == restarted.pid

@@ -2,7 +2,7 @@
 the lake's lease (a second maintainer is refused with one line), and stops between batches —
 asked through the lake (``aspen maintain --stop``; spark runtime, query nodes in host processes)
 or by SIGTERM (local runtime) — releasing the lease. The followers run in this process's Spark
-application (``jobs/maintain.py`` is the same CLI under spark-submit: tests/jobs/
+application (``jobs/maintain.py`` is the same maintainer under spark-submit: tests/jobs/
 test_maintain_spark_reruns.py runs it so)."""
 
 from __future__ import annotations

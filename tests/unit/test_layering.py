@@ -1,6 +1,6 @@
 """The package's layers hold: a module of ``libs/aspen`` imports only its own layer and the layers
 below, modules import no circle, and the entry points (jobs, DAGs, dashboards) import the
-package, not each other.
+package, not each other, and nothing but the CLI imports or runs the CLI.
 
 Imports are read with :mod:`ast`, not by importing: every ``import`` statement counts, at module
 level, inside a function, or under ``if TYPE_CHECKING:``. A cycle is one of imports that run, so
@@ -250,3 +250,47 @@ def test_a_private_import_is_found() -> None:
     assert _crossing("aspen.lake.expire_local", code) == [
         "aspen.lake.expire_local (line 1) imports _hidden from aspen.readings.modes"]
     assert not _kept("aspen.readingsx") and _kept("aspen.crashpoints")
+
+
+def _in_cli(module: str) -> bool:
+    return module == "aspen.cli" or module.startswith("aspen.cli.")
+
+
+def _imports_cli(tree: ast.AST) -> list[int]:
+    """The lines of the imports of ``aspen.cli`` (or a module of it) in ``tree``."""
+    lines = []
+    for node, _guarded in _imports(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if not node.level else [])
+        if isinstance(node, ast.ImportFrom) and node.module == "aspen":
+            names += [f"aspen.{a.name}" for a in node.names]
+        lines += [node.lineno for name in names if _in_cli(name)]
+    return lines
+
+
+def test_cli_imports_are_found() -> None:
+    code = ast.parse("import aspen.cli.main\nfrom aspen import cli\n"
+                     "from aspen.cli.main import main\ndef f():\n    from aspen.client import x\n")
+    assert _imports_cli(code) == [1, 2, 3]
+
+
+def test_nothing_below_the_cli_imports_it() -> None:
+    """Only the CLI's own modules import it: the library and the jobs call the library."""
+    found = [f"{module} (line {line})" for module, path in MODULES.items()
+             if not _in_cli(module)
+             for line in _imports_cli(ast.parse(path.read_text(encoding="utf-8")))]
+    found += [f"{path.relative_to(ROOT)} (line {line})"
+              for path in sorted((ROOT / "jobs").rglob("*.py"))
+              for line in _imports_cli(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, "imports of aspen.cli outside it:\n" + "\n".join(found)
+
+
+def test_no_library_module_runs_the_cli() -> None:
+    """No module outside the CLI names its entry point (``python -m aspen.cli.main`` in a
+    subprocess, say): a process of the library starts a library entry point."""
+    found = [module for module, path in MODULES.items()
+             if not _in_cli(module)
+             and "aspen.cli.main" in path.read_text(encoding="utf-8")]
+    found += [str(path.relative_to(ROOT)) for path in sorted((ROOT / "jobs").rglob("*.py"))
+              if "aspen.cli.main" in path.read_text(encoding="utf-8")]
+    assert not found, "modules naming aspen.cli.main:\n" + "\n".join(found)

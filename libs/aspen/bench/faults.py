@@ -4,7 +4,8 @@ A campaign builds a small lake (a few links, sensors and regions), then runs **t
 trial picks a phase — ``ingest``, ``apply``, ``maintain-local``, ``maintain-spark`` or
 ``expire`` — and a fault:
 
-- ``kill``: the command runs as an ``aspen`` process and gets ``SIGKILL`` a random delay after
+- ``kill``: the command runs as a process of its own (``python -m aspen.bench.faults --lake
+  LAKE COMMAND…``: the library, as the jobs run it) and gets ``SIGKILL`` a random delay after
   it took its lease (apply takes it once its Spark session is up, the sweep at once — a small
   one starts no JVM —, ingest once it has validated its file — it starts no JVM —, so the kill
   lands in their work; maintain takes it before it starts its session);
@@ -36,8 +37,9 @@ runs the command (``python -m aspen.bench.faults --lake LAKE ARGV…``).
 Corrupted inputs (:meth:`Campaign.corrupted_inputs`): update files truncated mid-record and
 inside a UTF-8 character, a file of binary garbage and one with garbage between valid records
 are ingested (the bad lines to quarantine with a reason code, the valid records to the log); a
-Delta log entry torn mid-line on a base table and on a view makes the CLI fail in one line
-naming the table, and once the entry is restored the rerun completes with nothing lost.
+Delta log entry torn mid-line on a base table and on a view makes the command fail in one
+line naming the table (:mod:`aspen.pipeline.boundary`, the words of the CLI and the jobs),
+and once the entry is restored the rerun completes with nothing lost.
 
 >>> sorted(CRASH_POINTS)
 ['apply', 'expire', 'ingest', 'maintain-local', 'maintain-spark']
@@ -251,16 +253,51 @@ class CommandResult:
 
 
 def _dispatch(lake: str, argv: Sequence[str]) -> int:
-    """Run ``aspen --lake LAKE ARGV`` (``apply``: the apply job) in this process."""
-    if argv and argv[0] == "apply":
+    """Run the command ``ARGV`` (``ingest FILE…``, ``maintain …``, ``expire --now ISO``,
+    ``verify``; ``apply``: the apply job) on ``lake`` in this process, through the library as
+    its processes run it: its lines on stdout, an error as one line ``aspen CMD: …`` (the
+    apply job's ``apply: …``) on stderr with exit code 2."""
+    from aspen.pipeline.entry import lake_settings, run_entry
+
+    command, rest = (argv[0], list(argv[1:])) if argv else ("", [])
+    if command == "apply":
         from aspen.lake.apply import apply_pending
         from aspen.spark.job import run_lake_job
 
         return run_lake_job("apply", argparse.Namespace(lake=lake),
                             lambda spark, settings: apply_pending(spark, settings).lines())
-    from aspen.cli.main import main
+    if command == "maintain":
+        from aspen.pipeline.maintainer_main import main
 
-    return main(["--lake", lake, *argv])
+        return main(["--lake", lake, *rest])
+
+    def work() -> int:
+        settings = lake_settings(lake)
+        if command == "ingest":
+            from aspen.lake.ingest import check_inputs, ingest_files
+
+            check_inputs(rest)  # a missing file fails in one line, before the lake is read
+            lines = ingest_files(settings, rest).lines()
+        elif command == "expire" and rest[:1] == ["--now"] and len(rest) == 2:
+            from aspen.pipeline.sweep import sweep
+
+            lines = sweep(settings, rest[1]).lines()
+        elif command == "verify" and not rest:
+            from aspen.pipeline.integrity import explained
+            from aspen.pipeline.verify import verify_lake
+
+            with explained(settings):  # a damaged lake: one line naming it and the remedy
+                result = verify_lake(settings)
+            for line in result.lines(10):
+                print(line)
+            return 0 if result.ok else 1
+        else:
+            raise ValueError(f"not a command of the campaign: {' '.join(argv)!r}")
+        for line in lines:
+            print(line)
+        return 0
+
+    return run_entry(f"aspen {command}", work, lake)
 
 
 @contextmanager
@@ -287,7 +324,7 @@ def run_in_process(lake: str, argv: Sequence[str], spark: Any = None,
                    crash_at: str | None = None) -> CommandResult:
     """Run a command in this process (its Spark session: the running one), output captured;
     ``crash_at`` names a crash point that raises there (with the lake's crash points installed).
-    An exception the CLI lets through (a bug) is exit code 1 with its traceback on stderr.
+    An exception the command lets through (a bug) is exit code 1 with its traceback on stderr.
 
     >>> run_in_process("/tmp/lake", ["maintain", "--hosts", "2"]).stderr.strip()
     'aspen maintain: --hosts applies to --runtime spark only'
@@ -333,13 +370,11 @@ def subprocess_env(spark_conf_dir: str | None = None) -> dict[str, str]:
     return env
 
 
-def _process_argv(lake: str, argv: Sequence[str], hooks: bool) -> list[str]:
-    """The command line of a command as a process: the ``aspen`` script, or this module (which
-    installs the lake's crash points; ``apply`` always runs here, as the apply job)."""
-    script = Path(sys.executable).parent / "aspen"
-    if hooks or argv[0] == "apply" or not script.exists():
-        return [sys.executable, "-m", "aspen.bench.faults", "--lake", lake, *argv]
-    return [str(script), "--lake", lake, *argv]
+def _process_argv(lake: str, argv: Sequence[str]) -> list[str]:
+    """The command line of a command as a process: this module, which runs it through the
+    library (:func:`_dispatch`) with the lake's crash points installed (they fire only where
+    ``ASPEN_CRASH_AT`` names one)."""
+    return [sys.executable, "-m", "aspen.bench.faults", "--lake", lake, *argv]
 
 
 def _lease_pid(settings: Settings, phase: str) -> int | None:
@@ -400,7 +435,7 @@ def run_faulted(settings: Settings, phase: str, argv: Sequence[str], fault: str,
     if fault == "crash":
         assert point is not None
         env.update(ASPEN_CRASH_AT=point, ASPEN_CRASH_MODE="exit")
-    command = _process_argv(settings.lake, argv, hooks=fault == "crash")
+    command = _process_argv(settings.lake, argv)
     log_stem.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with open(f"{log_stem}.out", "wb") as out, open(f"{log_stem}.err", "wb") as err:
@@ -888,7 +923,7 @@ class Campaign:
         if not self.subprocess_reruns:
             return run_in_process(self.settings.lake, argv, spark=self.spark)
         started = time.perf_counter()
-        result = subprocess.run(_process_argv(self.settings.lake, argv, hooks=False),
+        result = subprocess.run(_process_argv(self.settings.lake, argv),
                                 env=self.env, capture_output=True, text=True,
                                 timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
         Path(f"{log_stem}.rerun.err").write_text(result.stderr)
@@ -969,7 +1004,7 @@ class Campaign:
         if not as_process:
             return run_in_process(self.settings.lake, argv, spark=self.spark)
         started = time.perf_counter()
-        result = subprocess.run(_process_argv(self.settings.lake, argv, hooks=False),
+        result = subprocess.run(_process_argv(self.settings.lake, argv),
                                 env=self.env, capture_output=True, text=True,
                                 timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 follower with 0 and with N registered trivial continuous queries.
 
 One small lake (a transit-stub topology, every link ingested and maintained once). Per arm, a
-follower (``aspen maintain --runtime local --follow``, no chores) runs in a process of its own;
+follower (``aspen maintain --runtime local --follow``, no chores; its process is
+:mod:`aspen.pipeline.maintainer_main`) runs in a process of its own;
 ``changes`` single-link updates (a delete, then the insert back, …; one more first, unmeasured,
 to warm the follower up) are ingested one at a time, and each one's latency is the time from
 the ingest's end until the ledger shows a new committed batch (looked at every 0.05 s). The
@@ -40,8 +41,6 @@ WAIT_SECONDS = 300.0
 TARGET_RATIO = 2.0
 
 _NUMBERS = itertools.count(1)
-_FOLLOWER = ("import sys; from aspen.cli.main import main; "
-             "sys.exit(main(sys.argv[1:]))")
 
 
 def summary(without: list[float], with_queries: list[float]) -> dict[str, Any]:
@@ -61,9 +60,10 @@ def _arm(settings: Any, root: Path, changes: Iterator[list[dict[str, Any]]], cou
 
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     follower = subprocess.Popen(
-        [sys.executable, "-c", _FOLLOWER, "--lake", settings.lake, "maintain", "--runtime",
-         "local", "--follow", "--poll", str(poll), "--expire-every", "0", "--housekeep-every",
-         "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [sys.executable, "-m", "aspen.pipeline.maintainer_main", "--lake", settings.lake,
+         "--runtime", "local", "--follow", "--poll", str(poll), "--expire-every", "0",
+         "--housekeep-every", "0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = []
     try:
         assert follower.stdout is not None

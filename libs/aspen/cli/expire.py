@@ -9,24 +9,8 @@ waits briefly for an ingest writing the log.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 
-from aspen.errors import ConfigError
 from aspen.settings import Settings
-
-
-def _instant(text: str) -> datetime:
-    """An ISO-8601 instant (``Z`` allowed; naive means UTC).
-
-    >>> _instant("2026-01-01T00:10:00Z").isoformat()
-    '2026-01-01T00:10:00+00:00'
-    """
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as err:
-        raise ConfigError(f"--now must be an ISO-8601 time such as 2026-01-01T00:10:00Z, "
-                          f"not {text!r}") from err
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,12 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.lake.expire import expire_due
-    from aspen.spark.session import get_spark
+    from aspen.pipeline.sweep import sweep  # a session only if the sweep is large
 
-    now = _instant(args.now) if args.now else None
-    # the session starts only if the sweep is too large to run in process
-    report = expire_due(lambda: get_spark("aspen-expire"), settings, now)
+    report = sweep(settings, args.now)
     for line in report.lines():
         print(line)
     return 0

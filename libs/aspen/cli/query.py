@@ -185,27 +185,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _reoptimize(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.errors import AspenError
-    from aspen.queries.registry import get_query, list_queries
-    from aspen.queries.reoptimize import reoptimize_all
-    from aspen.spark.session import get_spark
+    from aspen.queries.reoptimize_run import reoptimize_queries
 
-    names = list(args.names)
-    for name in names:  # an unknown name is refused before Spark starts
-        get_query(settings, name)
-    if not names and not list_queries(settings):
-        print("no query is registered: nothing to re-optimize")
-        return 0
-    failed = 0
-    for name, outcome in reoptimize_all(get_spark("aspen-reoptimize"), settings, names,
-                                        args.method):
-        if isinstance(outcome, AspenError):
-            failed += 1
-            print(f"{name}: not re-optimized: {outcome}")
-            continue
-        for line in outcome.lines():
-            print(line)
-    return 1 if failed else 0
+    return 1 if reoptimize_queries(settings, args.names, args.method) else 0
 
 
 def _history(args: argparse.Namespace, settings: Settings) -> int:

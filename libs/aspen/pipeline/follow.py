@@ -26,10 +26,10 @@ place, re-entering its own lease. A sweep that killed instances wrote their deat
 runs in process; only a large one, or housekeeping, starts the follower's Spark session.
 
 It stops after ``max_batches`` maintained batches, after ``duration`` seconds, when ``stop`` is
-set (the CLI sets it on SIGTERM) or when ``stop_requested()`` says so (the CLI asks its lease:
-``aspen maintain --stop`` from anywhere that reaches the lake) — always between batches, never
-in one. An error in a batch
-ends the follower with that error (its supervisor restarts it; the rerun is exactly-once).
+set (its process sets it on SIGTERM) or when ``stop_requested()`` says so (the maintainer asks
+its lease: ``aspen maintain --stop`` from anywhere that reaches the lake) — always between
+batches, never in one. An error in a batch ends the follower with that error (its supervisor
+restarts it; the rerun is exactly-once).
 
 >>> FollowReport(batches=2, polls=5).lines()
 ['follow: 2 batch(es) maintained in 5 poll(s)']

@@ -139,6 +139,11 @@ def explained(settings: Settings) -> Iterator[None]:
     except Exception as err:
         if isinstance(err, AspenError) and not isinstance(err, LakeError):
             raise
+        from aspen.pipeline.boundary import damaged_log_entry
+
+        torn = damaged_log_entry(str(err), settings.lake_uri)
+        if torn is not None:  # one torn log entry: restoring that file is the smaller remedy
+            raise DamagedLakeError(torn) from err
         try:
             damages = find_damage(settings)
         except Exception:  # the ledger itself unreadable: the original error says more
@@ -175,8 +180,13 @@ def _governed_damage(settings: Settings, name: str, version: int) -> Damage | No
 
     try:
         table = _open_latest(settings, name)
-    except Exception:  # delta-rs reports a torn or gapped log in several exception types
-        return Damage(name, "has a Delta log that cannot be read")
+    except Exception as err:  # delta-rs reports a torn or gapped log in several exception types
+        from aspen.pipeline.boundary import damaged_log_entry
+
+        torn = damaged_log_entry(str(err), settings.lake_uri)
+        ours = torn is not None and torn.startswith(f"table '{name}': ")
+        detail = f" ({torn.split(': ', 1)[1].split(';')[0]})" if ours and torn else ""
+        return Damage(name, f"has a Delta log that cannot be read{detail}")
     if table is None:
         return Damage(name, f"is missing (the ledger committed its version {version})")
     latest = table.version()

@@ -7,8 +7,9 @@ maintainer lease (:mod:`aspen.lake.lease`) and decides (:func:`decide`):
   seconds since its last renewal);
 - nobody holds it, its holder released it, its lease expired, or its holder ran on this host and
   is gone (a ``kill -9``): a follower is started, detached in its own session —
-  ``python -m aspen.cli.main --lake L maintain --runtime R --partitions P --mode M --follow
-  --inbox INBOX`` with its output appended to a log file — and the task waits until its lease is
+  ``python -m aspen.pipeline.maintainer_main --lake L --runtime R --partitions P --mode M
+  --follow --inbox INBOX`` (the arguments of ``aspen maintain``) with its output appended to a
+  log file — and the task waits until its lease is
   live (``start_timeout``, 60 s). A follower that exits before that raises
   :class:`FollowerError` naming its last log line and the log;
 - a follower of this host still runs but its lease expired (it stopped renewing: stuck): it
@@ -179,9 +180,9 @@ def follower_command(settings: Settings, inbox: Path, runtime: str, partitions: 
     """The command line of a follower of the lake that ingests ``inbox``.
 
     >>> follower_command(Settings(lake="/l"), Path("/in"), "local", 2, "lazy")[1:4]
-    ['-m', 'aspen.cli.main', '--lake']
+    ['-m', 'aspen.pipeline.maintainer_main', '--lake']
     """
-    return [sys.executable, "-m", "aspen.cli.main", "--lake", settings.lake_uri, "maintain",
+    return [sys.executable, "-m", "aspen.pipeline.maintainer_main", "--lake", settings.lake_uri,
             "--runtime", runtime, "--partitions", str(partitions), "--mode", mode, "--follow",
             "--inbox", str(inbox.resolve())]
 
@@ -314,10 +315,10 @@ def wait_for_inbox(settings: Settings, inbox: Path, timeout: float = START_TIMEO
     """
     from aspen.lake.apply_local import pending_updates
     from aspen.pipeline.batch import registry_through
-    from aspen.pipeline.follow import landed_files
+    from aspen.pipeline.inbox import waiting_files
     from aspen.pipeline.ledger import last_committed
 
-    landed = len(landed_files(inbox))
+    landed = len(waiting_files(settings, inbox))
     deadline = time.monotonic() + timeout
     while True:
         follower = watching_follower(settings, inbox)
@@ -325,7 +326,7 @@ def wait_for_inbox(settings: Settings, inbox: Path, timeout: float = START_TIMEO
             raise FollowerError(f"no live follower ingests {inbox} any more; "
                                 f"see {follower_log_path(inbox)}")
         who = f"the follower pid {follower.pid} on {follower.host}"
-        left = len(landed_files(inbox))
+        left = len(waiting_files(settings, inbox))
         if not left and not pending_updates(settings):
             committed = last_committed(settings)
             if registry_through(settings) <= committed.through_ingest_batch:

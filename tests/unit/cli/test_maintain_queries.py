@@ -1,14 +1,12 @@
-"""``aspen maintain`` hands each committed batch to the query worker (not an empty one, not with
-``--no-queries``) and returns at once: the batch's report never waits for the queries, and
-nothing the queries do can fail it."""
+"""The maintainer (``aspen maintain``, :mod:`aspen.pipeline.maintainer`) hands each committed
+batch to the query worker (not an empty one, not with ``--no-queries``) and returns at once: the
+batch's report never waits for the queries, and nothing the queries do can fail it."""
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from aspen.cli import maintain
+from aspen.pipeline import maintainer
 from aspen.pipeline.batch import MaintainReport
 from aspen.settings import Settings
 
@@ -24,10 +22,9 @@ class Worker:
 
 
 def _runner(monkeypatch, report: MaintainReport, worker: Worker | None):
-    monkeypatch.setattr(maintain, "_runtime_batch", lambda args, settings: lambda: report)
-    args = argparse.Namespace(queries=worker is not None, runtime="local", follow=False,
-                              hosts=None)
-    return maintain._batch_runner(args, Settings(lake="unused"), worker)  # type: ignore[arg-type]
+    monkeypatch.setattr(maintainer, "runtime_batch", lambda options, settings: lambda: report)
+    options = maintainer.MaintainOptions(queries=worker is not None)
+    return maintainer.batch_runner(options, Settings(lake="unused"), worker)  # type: ignore[arg-type]
 
 
 def test_a_committed_batch_is_handed_to_the_worker(monkeypatch) -> None:

@@ -137,8 +137,8 @@ def test_no_lease_starts_a_follower_and_a_live_one_is_healthy(lake, tmp_path: Pa
     assert status.pid == launcher.processes[0].pid and status.host == HOST
     assert status.inbox == inbox.resolve()
     [command] = launcher.commands
-    assert command[:3] == [sys.executable, "-m", "aspen.cli.main"]
-    assert command[3:] == ["--lake", lake.lake_uri, "maintain", "--runtime", "local",
+    assert command[:3] == [sys.executable, "-m", "aspen.pipeline.maintainer_main"]
+    assert command[3:] == ["--lake", lake.lake_uri, "--runtime", "local",
                            "--partitions", "2", "--mode", "eager", "--follow", "--inbox",
                            str(inbox.resolve())]
     assert watching_follower(lake, inbox) is not None

@@ -156,6 +156,7 @@ def test_one_shot_maintain_runs_the_queries_after_releasing_the_lease(lake, monk
     import aspen.queries.worker
     from aspen.cli import maintain
     from aspen.lake.lease import current_holder
+    from aspen.pipeline import maintainer
 
     held_during_round: list[bool] = []
 
@@ -169,7 +170,7 @@ def test_one_shot_maintain_runs_the_queries_after_releasing_the_lease(lake, monk
             super().__init__(settings, run_round=one_round, emit=kwargs["emit"])
 
     monkeypatch.setattr(aspen.queries.worker, "QueryWorker", Worker)
-    monkeypatch.setattr(maintain, "_runtime_batch", lambda args, settings: lambda: (
+    monkeypatch.setattr(maintainer, "runtime_batch", lambda options, settings: lambda: (
         MaintainReport(7, 3)))
     parser = argparse.ArgumentParser()
     maintain.register(parser.add_subparsers())
@@ -185,11 +186,12 @@ def test_one_shot_maintain_runs_the_queries_after_releasing_the_lease(lake, monk
 def test_no_queries_hands_nothing(lake, monkeypatch, flag, handed) -> None:
     import aspen.queries.worker
     from aspen.cli import maintain
+    from aspen.pipeline import maintainer
 
     submitted: list[int] = []
     monkeypatch.setattr(aspen.queries.worker.QueryWorker, "submit",
                         lambda self, batch_id: submitted.append(batch_id))
-    monkeypatch.setattr(maintain, "_runtime_batch", lambda args, settings: lambda: (
+    monkeypatch.setattr(maintainer, "runtime_batch", lambda options, settings: lambda: (
         MaintainReport(7, 3)))
     parser = argparse.ArgumentParser()
     maintain.register(parser.add_subparsers())
