@@ -89,7 +89,8 @@ def discover_tables(spark: SparkSession, lake_uri: str) -> list[str]:
     jvm = getattr(spark, "_jvm", None)
     jsc = getattr(spark, "_jsc", None)
     if jvm is None or jsc is None:
-        names = [n for n in KNOWN_TABLES if _is_delta_table(spark, f"{lake_uri}/{n}")]
+        settings = Settings(lake=lake_uri)
+        names = [n for n in KNOWN_TABLES if _is_delta_table(spark, settings.table_uri(n))]
         return sorted(n for n in names if n != SUMMARY_TABLE)
     hpath = jvm.org.apache.hadoop.fs.Path
     root = hpath(lake_uri)
@@ -119,13 +120,14 @@ def summarize_tables(
     from delta.tables import DeltaTable
 
     when = published_at or dt.datetime.now(dt.UTC)
+    settings = Settings(lake=lake_uri)
     rows: list[TableSummary] = []
     for name in names:
-        uri = f"{lake_uri}/{name}"
+        uri = settings.table_uri(name)
         if not DeltaTable.isDeltaTable(spark, uri):
             continue
         if name in VIEWS:  # a view's rows: its snapshot with the change log applied
-            rows.append(_view_summary(Settings(lake=lake_uri), name, when))
+            rows.append(_view_summary(settings, name, when))
             continue
         table = DeltaTable.forPath(spark, uri)
         last = table.history(1).select("version").collect()
