@@ -122,9 +122,10 @@ def known_tables() -> tuple[str, ...]:
     """Every table Aspen writes under a lake root."""
     from aspen.catalog import VIEWS
     from aspen.lake import tables
+    from aspen.lake.view_log import VIEW_CHANGES
 
     pipeline = ("ledger", "metrics", "engine_state", "node_state", "summary",
-                "expectation_results", *STREAM_TABLES, *LEASE_TABLES)
+                "expectation_results", VIEW_CHANGES, *STREAM_TABLES, *LEASE_TABLES)
     return (*tables.TABLE_DDL, *VIEWS, *pipeline)
 
 
