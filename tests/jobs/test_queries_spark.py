@@ -224,3 +224,107 @@ def test_reoptimization_adopts_a_plan_after_the_data_drifted(spark, tmp_path, mo
     assert _result(lake, "drift") == _normal(_duckdb(lake, sql, parsed.tables))
     runs = read_table(lake, "query_runs")
     assert json.loads(runs[runs["batch_id"] == 9]["plan"].iloc[0]) == entry.plan
+
+
+def test_base_tables_are_read_one_row_per_live_tuple(spark, tmp_path) -> None:
+    """A lake built by ingest, apply and the TTL sweep (in process), with a link renewed then
+    replaced, one inserted without a TTL then renewed with one, a renewed sensor, a deleted and
+    an expired link: every query over ``link`` and ``sensor`` — rows, counts, a self-join, the
+    bookkeeping — sees one row per live tuple with its current values, as an oracle over the
+    ingested records says; the statistics count those tuples too."""
+    from datetime import UTC, datetime, timedelta
+
+    from aspen.lake.apply_local import apply_in_process
+    from aspen.lake.expire_local import expire_in_process
+    from aspen.lake.ingest import ingest_files
+    from aspen.queries.stats import lake_stats
+    from aspen.settings import Settings
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    swept = at + timedelta(minutes=30)
+
+    def link(op: str, src: str, dst: str, cost: float | None = None, ttl: int | None = None,
+             minute: int = 0) -> dict:
+        record = {"op": op, "relation": "link", "src": src, "dst": dst,
+                  "event_time": (at + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%S")}
+        return record | ({} if cost is None else {"cost": cost}) | (
+            {} if ttl is None else {"ttl_s": ttl})
+
+    sensor = {"op": "insert", "relation": "sensor", "id": "s1", "x": 1.0, "y": 2.0}
+    batches = [
+        [link("insert", "a", "b", 1.0), link("insert", "b", "c", 2.0),
+         link("insert", "c", "d", 3.0), link("insert", "d", "e", 4.0, ttl=60),
+         link("insert", "e", "f", 5.0), link("insert", "f", "a", 6.0, ttl=86400),
+         link("insert", "b", "a", 8.0), sensor],
+        [link("insert", "a", "b", 1.0, minute=1), link("insert", "b", "c", 2.0, ttl=86400,
+                                                       minute=1),
+         link("delete", "c", "d", minute=1), link("insert", "b", "a", 8.0, minute=1), sensor],
+        [link("insert", "a", "b", 9.0, minute=2)],
+    ]
+    lake = Settings(lake=str(tmp_path / "lake"))
+    for number, records in enumerate(batches):
+        path = tmp_path / f"updates{number}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        ingest_files(lake, [path])
+        apply_in_process(lake)
+    expire_in_process(lake, now=swept)
+
+    # the oracle, from the records alone: per key its live instances (cost, expiry)
+    live: dict[tuple[str, str], list[tuple[float, datetime | None]]] = {}
+    for record in (r for records in batches for r in records if r["relation"] == "link"):
+        key = (record["src"], record["dst"])
+        if record["op"] == "delete" or (key in live and live[key][0][0] != record["cost"]):
+            live.pop(key, None)
+        if record["op"] == "insert":
+            born = datetime.fromisoformat(record["event_time"]).replace(tzinfo=UTC)
+            ttl = record.get("ttl_s")
+            live.setdefault(key, []).append(
+                (record["cost"], None if ttl is None else born + timedelta(seconds=ttl)))
+    live = {k: [i for i in v if i[1] is None or i[1] > swept] for k, v in live.items()}
+    live = {k: v for k, v in live.items() if v}
+    instances = sum(len(v) for v in live.values())
+    assert len(read_table(lake, "link")) == instances > len(live)  # renewals are stored rows
+
+    queries = {
+        "links": "SELECT a.src, a.dst, a.cost FROM link a",
+        "counted": "SELECT COUNT(*) AS n FROM link a",
+        "kept": "SELECT a.src, a.dst, a.instances, a.expires_at FROM link a",
+        "onward": "SELECT a.src, COUNT(*) AS n FROM link a JOIN link b ON a.dst = b.src "
+                  "GROUP BY a.src",
+        "sensors": "SELECT COUNT(*) AS n, MAX(s.instances) AS most FROM sensor s",
+    }
+    for name, sql in queries.items():
+        register(lake, name, sql)
+    outcomes = {o.name: o for o in run_registered(spark, lake, batch_id=1)}
+    assert all(o.error is None for o in outcomes.values()), outcomes
+
+    assert _result(lake, "links") == _normal((s, d, v[0][0]) for (s, d), v in live.items())
+    assert _result(lake, "links") == _normal([("a", "b", 9.0), ("b", "a", 8.0), ("b", "c", 2.0),
+                                              ("e", "f", 5.0), ("f", "a", 6.0)])
+    assert _result(lake, "counted") == [(len(live),)]
+    scans = [n for o in outcomes.values() for n in o.report.nodes if n.operator == "scan"]
+    assert [n.observed_rows for n in outcomes["links"].report.nodes] == [len(live)]
+    assert all(n.observed_rows is not None for n in scans)  # seen through the grouping
+    onward = {}
+    for src, dst in live:
+        onward[src] = onward.get(src, 0) + sum(1 for s, _ in live if s == dst)
+    assert _result(lake, "onward") == _normal((s, n) for s, n in onward.items() if n)
+    assert _result(lake, "sensors") == [(1, 2)]
+
+    kept = read_table(lake, "q_kept")
+    def utc(value) -> datetime | None:
+        if pd.isna(value):
+            return None
+        stamp = pd.Timestamp(value)
+        return stamp.tz_localize(UTC) if stamp.tzinfo is None else stamp.tz_convert(UTC)
+
+    got = {(r.src, r.dst): (int(r.instances), utc(r.expires_at)) for r in kept.itertuples()}
+    expected = {k: (len(v), None if any(e is None for _, e in v) else max(e for _, e in v))
+                for k, v in live.items()}
+    assert got == expected
+    assert got[("b", "c")] == (2, None)  # no TTL, renewed with one: never expires
+    assert got[("f", "a")] == (1, at + timedelta(days=1))
+
+    found = lake_stats(spark, lake, get_query(lake, "kept").parsed())
+    assert found.stats.rows("link") == len(live)
+    assert found.document["tables"]["link"]["log_rows"] == instances

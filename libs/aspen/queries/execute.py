@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.optimizer.cost import cost_of
 from aspen.optimizer.stats import Stats
+from aspen.queries.base_tuples import is_base_table
 from aspen.queries.names import flat_name, result_table
 from aspen.queries.physical import (
     describe,
@@ -169,7 +170,8 @@ def execute(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
     for node in nodes:
         relations = ",".join(sorted(node.aliases))
         if node.operator == "scan":
-            observed = scan_rows(tree, next(iter(node.aliases)), known)
+            alias = next(iter(node.aliases))
+            observed = scan_rows(tree, alias, known, is_base_table(query.relations[alias]))
             out.append(RunRow(**base, node=node.path, relations=relations, operator="scan",
                               executed="scan", matches=True, estimated_rows=node.estimated_rows,
                               observed_rows=observed, left_rows=None, right_rows=None))

@@ -4,7 +4,8 @@ Re-optimization is incremental across Airflow runs, not only within one: after a
 query's optimizer — its and-or graph, costs, aggregates and pruning state — is saved with the
 statistics it is at, and the next run loads it and applies only the statistics that moved
 since. A row: ``query``, ``method``, ``query_json`` (the join graph the state is of),
-``stats_json`` (the S.json the state is at), ``state`` (the optimizer, pickled), ``format``
+``stats_json`` (the S.json the state is at, with each table's Delta-log row count
+``log_rows`` for the due check), ``state`` (the optimizer, pickled), ``format``
 (:data:`STATE_FORMAT`), ``saved_at``. Written by compare-and-swap
 (:mod:`aspen.queries.keyed_table`).
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -86,10 +88,14 @@ def _schema():
 
 
 def save_state(settings: Settings, query: str, method: str, query_json: str, stats: Stats,
-               optimizer: Optimizer) -> None:
-    """Save ``optimizer`` (at ``stats``) as the state of ``query`` (one commit)."""
+               optimizer: Optimizer, log_rows: Mapping[str, float] | None = None) -> None:
+    """Save ``optimizer`` (at ``stats``) as the state of ``query`` (one commit); ``log_rows``:
+    each table's Delta-log row count then, kept beside its ``rows`` for the due check."""
+    document = stats.to_json()
+    for table, rows in (log_rows or {}).items():
+        document["tables"].setdefault(table, {})["log_rows"] = rows
     row = {"query": query, "method": method, "query_json": query_json,
-           "stats_json": json.dumps(stats.to_json(), sort_keys=True),
+           "stats_json": json.dumps(document, sort_keys=True),
            "state": pickle.dumps(optimizer, protocol=pickle.HIGHEST_PROTOCOL),
            "format": STATE_FORMAT, "saved_at": datetime.now(UTC)}
     rewrite(settings, STATE_TABLE, _schema(), "query", lambda rows: {**rows, query: row})

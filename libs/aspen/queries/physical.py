@@ -11,8 +11,8 @@ adaptive execution off (:mod:`aspen.queries.execute` sets it) that tree is final
 relation's columns ``alias__column`` (:func:`aspen.queries.names.flat_name`), so the relations
 under an operator are the alias prefixes of the column names its subtree outputs: that is how
 each join of the chosen plan is found among the operators that ran (:func:`find_join`), and
-each relation's scan (:func:`scan_rows`: the rows out of its scan after its filters, Spark's
-inferred ``IS NOT NULL`` of join keys included).
+each relation's scan (:func:`scan_rows`: the rows out of its scan — of a base table, out of its
+grouping by key — after its filters, Spark's inferred ``IS NOT NULL`` of join keys included).
 
 >>> leaf = PhysicalNode("Scan parquet", 5, None, ("src", "dst"), ())
 >>> proj = PhysicalNode("Project", None, None, ("a__src", "a__dst"), (leaf,))
@@ -45,6 +45,9 @@ EXPECTED_OPERATORS: dict[str, tuple[str, str | None]] = {
 }
 #: Operators a scan's rows pass through unchanged or filtered, below its first exchange/join.
 _SCAN_CHAIN = ("Filter", "Project", "ColumnarToRow", "InputAdapter", "WholeStageCodegen")
+#: The operators of a base table's grouping by key (aspen.queries.base_tuples) above its scan:
+#: a partial and a final aggregate, with the exchange and sorts between them.
+_GROUPING = ("HashAggregate", "SortAggregate", "ObjectHashAggregate", "Exchange", "Sort")
 
 
 @dataclass(frozen=True)
@@ -140,9 +143,11 @@ def find_join(tree: PhysicalNode, left: frozenset[str], right: frozenset[str],
     return None, False
 
 
-def scan_rows(tree: PhysicalNode, alias: str, known: Set[str]) -> int | None:
+def scan_rows(tree: PhysicalNode, alias: str, known: Set[str], grouped: bool = False
+              ) -> int | None:
     """The rows relation ``alias``'s scan gave after its filters: from a leaf (a scan) up
-    through filters and projections, the highest operator with a row count."""
+    through filters and projections — and with ``grouped`` (a base table read per tuple)
+    through its two aggregates by key — the highest operator with a row count."""
     def climb(node: PhysicalNode, path: list[PhysicalNode]) -> Iterator[list[PhysicalNode]]:
         path = [*path, node]
         if not node.children:
@@ -151,9 +156,11 @@ def scan_rows(tree: PhysicalNode, alias: str, known: Set[str]) -> int | None:
             yield from climb(child, path)
 
     for path in climb(tree, []):
-        chain = [path[-1]]
+        chain, aggregates = [path[-1]], 0
         for node in reversed(path[:-1]):
-            if not node.name.startswith(_SCAN_CHAIN):
+            if grouped and aggregates < 2 and node.name.startswith(_GROUPING):
+                aggregates += node.name.endswith("Aggregate")
+            elif not node.name.startswith(_SCAN_CHAIN):
                 break
             chain.append(node)
         relations = {a for node in chain for a in node.aliases(known)} or (

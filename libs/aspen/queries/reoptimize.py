@@ -236,7 +236,9 @@ def reoptimize_with(settings: Settings, name: str, document: Mapping[str, Any],
     counters = result.counters.as_dict()
     old_cost = record_plan(settings, entry, reason, method, result.plan, result.cost, stats,
                            document, changes, result.seconds, counters)
-    save_state(settings, name, method, entry.query_json, stats, optimizer)
+    log_rows = {t: i["log_rows"] for t, i in dict(document.get("tables", {})).items()
+                if "log_rows" in i}
+    save_state(settings, name, method, entry.query_json, stats, optimizer, log_rows)
     return Reoptimized(name, method, start, tuple(changes), entry.plan, result.plan, old_cost,
                        result.cost, result.seconds, counters)
 
@@ -276,7 +278,7 @@ def _moved(stored: Mapping[str, Any], settings: Settings, threshold: float) -> s
     from aspen.lake.deltars import row_count
 
     for table, info in sorted(dict(stored.get("tables", {})).items()):
-        before = float(info.get("rows", 0.0))
+        before = float(info.get("log_rows", info.get("rows", 0.0)))  # the log's count, as now
         try:
             now = float(row_count(settings, table))
         except (TableMissingError, OSError, ValueError):

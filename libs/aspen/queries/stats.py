@@ -1,22 +1,26 @@
 """Statistics of a query's tables, from the lake, as the optimizer's
 :class:`~aspen.optimizer.stats.Stats`.
 
-Per table (each at the Delta version it is read at, see :func:`table_versions`):
+Per table (each at the Delta version it is read at, see :func:`table_versions`), over the
+relation as a query reads it (:func:`read_relation`: a base table one row per live tuple, a
+view its committed rows):
 
-- ``rows`` from the Delta log: the ``add`` actions' ``numRecords`` (no data file is read), and
-  per column the query reads its ``min``/``max`` from the same file statistics where every file
-  has them (shown with the plan; the cost model does not use them);
-- one small Spark aggregation over the table gives the distinct values of the join columns
-  (``approx_count_distinct``), the rows each filter of the query keeps (a filter's
-  selectivity: that count over the rows), and the average bytes of the string columns read
-  (the row ``width`` of what the run ships: 8 bytes per number, the average length + 4 per
-  string);
+- one small Spark aggregation gives its ``rows`` (for a base table the live keys, not the
+  stored instances), the distinct values of the join columns (``approx_count_distinct``), the
+  rows each filter of the query keeps (a filter's selectivity: that count over the rows), and
+  the average bytes of the string columns read (the row ``width`` of what the run ships: 8
+  bytes per number, the average length + 4 per string);
+- per stored column the query reads, its ``min``/``max`` from the Delta log's file statistics
+  where every file has them (no data file is read; shown with the plan, the cost model does
+  not use them) — for a base table only its value columns, whose range is the same over
+  instances and tuples; the log's own row count (``numRecords``, instances) is kept as
+  ``log_rows``;
 - the join predicates' selectivities observed by the query's last run (``query_runs``): a
   join's output rows over the product of its two inputs' rows; a join of several predicates
   gives each the same share (the k-th root). Without a run, the cost model's ``1 / max(ndv)``.
 
 The document (:attr:`LakeStats.document`) is S.json plus ``min``/``max`` per column,
-``versions`` and ``observed_run``; ``Stats.from_json`` reads it as it is.
+``log_rows`` per table, ``versions`` and ``observed_run``; ``Stats.from_json`` reads it as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from aspen.lake.tables import BASE_VALUE_COLUMNS
 from aspen.optimizer.stats import Stats
 from aspen.queries.runs import last_run
 from aspen.queries.spec import ParsedQuery
@@ -60,9 +65,12 @@ def table_versions(settings: Settings, tables: tuple[str, ...]) -> dict[str, int
 
 def read_relation(spark: SparkSession, settings: Settings, table: str, version: int
                   ) -> DataFrame:
-    """Table ``table`` as of Delta ``version``; a view as of the last committed batch (its
-    snapshot and change log, :mod:`aspen.lake.view_log`), whatever ``version`` says."""
+    """Table ``table`` as a query reads it: a base table as of Delta ``version``, one row per
+    live tuple (:mod:`aspen.queries.base_tuples`); a view as of the last committed batch (its
+    snapshot and change log, :mod:`aspen.lake.view_log`), whatever ``version`` says; any other
+    table as of ``version``."""
     from aspen.catalog import VIEWS
+    from aspen.queries.base_tuples import is_base_table, tuples_spark
 
     if table in VIEWS:
         from aspen.lake.committed import committed_versions
@@ -72,8 +80,9 @@ def read_relation(spark: SparkSession, settings: Settings, table: str, version: 
         if table in versions:
             return read_view_spark(spark, settings, table, versions[table],
                                    versions.get(VIEW_CHANGES))
-    return (spark.read.format("delta").option("versionAsOf", int(version))
-            .load(settings.table_uri(table)))
+    stored = (spark.read.format("delta").option("versionAsOf", int(version))
+              .load(settings.table_uri(table)))
+    return tuples_spark(table, stored) if is_base_table(table) else stored
 
 
 def _log_stats(settings: Settings, table: str, version: int,
@@ -146,8 +155,9 @@ def lake_stats(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
         types = {f.name: f.dataType for f in frame.schema.fields}
         strings = [c for c in read if isinstance(types.get(c), T.StringType)]
         agg = _aggregate(frame, join_columns, [f for _, f in filters], strings)
-        log_rows, ranges = _log_stats(settings, table, versions[table], read)
-        rows = float(log_rows) if log_rows is not None else agg["rows"]
+        ranged = [c for c in read if c in BASE_VALUE_COLUMNS.get(table, read)]
+        log_rows, ranges = _log_stats(settings, table, versions[table], ranged)
+        rows = agg["rows"]  # the relation the query reads: for a base table its live tuples
         width = 0.0
         for column in read:
             kind = types.get(column)
@@ -161,7 +171,8 @@ def lake_stats(spark: SparkSession, settings: Settings, parsed: ParsedQuery,
         for i, column in enumerate(join_columns):
             columns[column]["ndv"] = agg[f"ndv{i}"]
         doc["tables"][table] = {"rows": rows, "width": max(width, _FIXED_BYTES),
-                                "columns": {c: v for c, v in columns.items() if v}}
+                                "columns": {c: v for c, v in columns.items() if v},
+                                **({} if log_rows is None else {"log_rows": log_rows})}
         for i, (alias, text) in enumerate(filters):
             if agg["rows"] > 0:
                 doc["selectivity"][f"{alias}: {text}"] = agg[f"hit{i}"] / agg["rows"]

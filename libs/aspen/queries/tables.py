@@ -1,11 +1,15 @@
 """The tables a query may name, with their columns: the base tables and the views (data only).
 
-A table's *columns* are every column of its Delta table (a query may read any of them); its
-*tuple columns* are the ones ``SELECT *`` expands to (a base tuple's values, a view's
-attributes — not the instance or provenance bookkeeping).
+A table's *columns* are every column a query may read; its *tuple columns* are the ones
+``SELECT *`` expands to. A base table is read one row per live tuple
+(:mod:`aspen.queries.base_tuples`): its columns are the tuple's values and the per-tuple
+bookkeeping (``instances``, ``expires_at`` …), not the stored instance columns (``var``,
+``seq`` …); a view's are its Delta table's columns, its attributes and provenance bookkeeping.
 
 >>> known_tables()["link"].tuple_columns
 ('src', 'dst', 'cost')
+>>> "instances" in known_tables()["link"].columns, "var" in known_tables()["link"].columns
+(True, False)
 >>> "batch_id" in known_tables()["reachable"].columns
 True
 """
@@ -32,15 +36,15 @@ class TableColumns:
 
 @cache
 def known_tables() -> Mapping[str, TableColumns]:
-    """Every table a query may name: the base tables (aspen.lake.tables) and the views
-    (aspen.catalog), by name."""
+    """Every table a query may name: the base tables (aspen.lake.tables, as their live tuples)
+    and the views (aspen.catalog), by name."""
     from aspen.catalog import VIEW_COLUMNS
-    from aspen.lake.tables import BASE_TABLES, BASE_VALUE_COLUMNS, TABLE_DDL
+    from aspen.lake.tables import BASE_TABLES, BASE_VALUE_COLUMNS
+    from aspen.queries.base_tuples import tuple_columns
 
     out: dict[str, TableColumns] = {}
     for table in BASE_TABLES:
-        columns = tuple(part.split()[0].strip("`") for part in TABLE_DDL[table].split(","))
-        out[table] = TableColumns(columns, BASE_VALUE_COLUMNS[table])
+        out[table] = TableColumns(tuple_columns(table), BASE_VALUE_COLUMNS[table])
     for view, attributes in VIEW_COLUMNS.items():
         out[view] = TableColumns((*attributes, *_VIEW_EXTRA_COLUMNS), attributes)
     return out

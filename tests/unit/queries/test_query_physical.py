@@ -59,6 +59,36 @@ def test_a_single_relation_without_columns_still_has_its_scan() -> None:
     assert scan_rows(tree, "link", {"link"}) == 6
 
 
+def _grouped_scan(rows: int, tuples: int, kept: int, outputs: tuple[str, ...]) -> PhysicalNode:
+    """A base table's scan as a run reads it: grouped by key (partial and final aggregate
+    with an exchange between), a filter, the rename to ``alias__column``."""
+    leaf = PhysicalNode("Scan parquet", rows, None, ("src", "dst", "cost"), ())
+    partial = PhysicalNode("HashAggregate", rows, None, ("src", "dst"), (
+        PhysicalNode("ColumnarToRow", None, None, ("src", "dst"), (leaf,)),))
+    final = PhysicalNode("HashAggregate", tuples, None, ("src", "dst", "cost"), (
+        PhysicalNode("Exchange", None, None, ("src", "dst"), (partial,)),))
+    kept_rows = PhysicalNode("Filter", kept, None, ("src", "dst", "cost"), (final,))
+    return PhysicalNode("Project", None, None, outputs, (kept_rows,))
+
+
+def test_a_base_tables_scan_rows_are_its_tuples_after_the_filters() -> None:
+    scan = _grouped_scan(12, 7, 5, ("a__src", "a__dst"))
+    other = PhysicalNode("Scan parquet", 4, None, ("s__id",), ())
+    join = PhysicalNode("SortMergeJoin", 3, None, ("a__src", "s__id"), (
+        PhysicalNode("Sort", None, None, ("a__src",), (
+            PhysicalNode("Exchange", None, None, ("a__src",), (scan,)),)),
+        PhysicalNode("Sort", None, None, ("s__id",), (
+            PhysicalNode("Exchange", None, None, ("s__id",), (other,)),))))
+    assert scan_rows(join, "a", {"a", "s"}, grouped=True) == 5
+    assert scan_rows(join, "a", {"a", "s"}) is None  # the aggregates hide the scan otherwise
+    # a COUNT(*) of one relation: the query's own aggregates above are not the scan's
+    counted = PhysicalNode("HashAggregate", 1, None, ("n",), (
+        PhysicalNode("Exchange", None, None, ("count",), (
+            PhysicalNode("HashAggregate", 1, None, ("count",), (
+                _grouped_scan(12, 7, 7, ()),)),)),))
+    assert scan_rows(counted, "a", {"a"}, grouped=True) == 7
+
+
 PARSED = parse_query("q", "SELECT a.src FROM link a, link b, sensor s "
                           "WHERE a.dst = b.src AND b.dst = s.id AND s.x > 1")
 STATS = Stats.from_json({"tables": {"link": {"rows": 100, "columns": {"dst": {"ndv": 10},

@@ -21,7 +21,7 @@ from aspen.optimizer.brute import plans
 from aspen.optimizer.cost import cost_of
 from aspen.optimizer.query import Query
 from aspen.optimizer.stats import Stats
-from aspen.queries.keyed_table import rewrite
+from aspen.queries.keyed_table import read_rows, rewrite
 from aspen.queries.optimizer_state import STATE_TABLE, _schema, load_state
 from aspen.queries.plans import plan_history
 from aspen.queries.registry import drop, get_query, register
@@ -163,6 +163,21 @@ def test_due_by_schedule_age_and_threshold(lake: Settings) -> None:
     write_table(lake, "link", pd.DataFrame({"src": ["a"] * 151, "dst": ["b"] * 151}))
     assert due(lake, threshold=0.5) == {"q": "rows of link moved 51% (100 → 151)"}
     assert due(lake, threshold=0.6) == {}
+
+
+def test_the_threshold_compares_the_log_with_the_log_count_saved(lake: Settings) -> None:
+    """A base table's statistics count its live tuples (40), its Delta log its stored instances
+    (100, renewals included): the due check compares the log with the log count saved."""
+    register(lake, "q", SQL)
+    write_table(lake, "link", pd.DataFrame({"src": ["a"] * 100, "dst": ["b"] * 100}))
+    document = _document(40, 10, 5, {})
+    document["tables"]["link"]["log_rows"] = 100
+    reoptimize_with(lake, "q", document)
+    assert json.loads(read_rows(lake, STATE_TABLE, "query")["q"]["stats_json"])[
+        "tables"]["link"] == {"rows": 40.0, "width": 24.0, "log_rows": 100}
+    assert due(lake, threshold=0.5) == {}
+    write_table(lake, "link", pd.DataFrame({"src": ["a"] * 151, "dst": ["b"] * 151}))
+    assert due(lake, threshold=0.5) == {"q": "rows of link moved 51% (100 → 151)"}
 
 
 def test_history_and_reoptimize_on_the_command_line(lake: Settings, capsys) -> None:
