@@ -31,7 +31,6 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from aspen.catalog import VIEWS
-from aspen.cli._output import printable
 from aspen.errors import AspenError, ProvenanceExpiredError, UnknownKeyError
 from aspen.lake.committed import committed_versions, reading_version
 from aspen.lake.deltars import exact_row_count, table_version_or_none
@@ -40,6 +39,7 @@ from aspen.lake.tables import READINGS
 from aspen.lake.view_log import VIEW_CHANGES, read_view_at
 from aspen.pipeline import lake_provenance
 from aspen.pipeline.batch import registry_through_rows
+from aspen.pipeline.boundary import printable
 from aspen.pipeline.lake_provenance import PROVENANCE_VIEWS, Explanation, LakeProvenance
 from aspen.settings import DEFAULT_LAKE, Settings
 from aspen.views.registry import REGISTRY

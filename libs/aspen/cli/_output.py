@@ -14,42 +14,14 @@ from __future__ import annotations
 import csv
 import json
 import sys
-import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from aspen.pipeline.boundary import printable
 
 __all__ = ["FORMATS", "cell_text", "print_rows", "printable"]
 
 FORMATS = ("table", "csv", "json")
-#: How :func:`printable` writes the common control characters.
-_NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escaped(ch: str) -> str:
-    if ch in _NAMED_CONTROLS:
-        return _NAMED_CONTROLS[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character (C0, DEL, C1), bidirectional override and line or
-    paragraph separator written as an escape (``\\n``, ``\\x1b``, ``\\u202e``): one line that
-    shows as it reads.
-
-    >>> printable("a\\nb\\x1b[2Jc\\u202e")
-    'a\\\\nb\\\\x1b[2Jc\\\\u202e'
-    >>> printable("s1 → s2")
-    's1 → s2'
-    """
-    if text.isprintable():  # the common case: nothing to escape
-        return text
-    return "".join(
-        _escaped(ch) if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
-        for ch in text
-    )
-
-
 def cell_text(value: Any) -> str:
     """A cell as text: paths joined with arrows, floats without noise."""
     if isinstance(value, tuple | list):

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 
-from aspen.cli._guard import boundary_error, check_command_lake, debugging, lake_label
-from aspen.cli._output import printable
-from aspen.errors import AspenError
+from aspen.cli._guard import check_command_lake, lake_label
+from aspen.pipeline.entry import run_reporting
 from aspen.settings import DEFAULT_LAKE, Settings
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
@@ -76,33 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the process exit code."""
-    os.environ.setdefault("RUST_LOG", "error")  # delta-rs's warnings are not our output
+    """Run the CLI; return the process exit code (errors as one line: the library's
+    :func:`~aspen.pipeline.entry.run_reporting`, as the jobs print them)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
+
+    def command() -> int:
         kwargs = {"lake": args.lake} if args.lake is not None else {}  # '' is an error
         for key in ("partitions", "mode"):
             if getattr(args, key, None) is not None:
                 kwargs[key] = getattr(args, key)
         settings = Settings(**kwargs)
         check_command_lake(args, settings)
-        return int(args.func(args, settings) or 0)
-    except AspenError as err:
-        print(f"aspen {args.command}: {printable(str(err))}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"aspen {args.command}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `aspen show … | head`: the reader left; not an error of ours
-        sys.stderr.close()
-        return 0
-    except BaseException as err:  # delta-rs, Spark, the file system: one line (_guard.py)
-        line = None if debugging() else boundary_error(err, lake_label(args))
-        if line is None:  # a bug, or ASPEN_DEBUG=1: the traceback
-            raise
-        print(f"aspen {args.command}: {printable(line)}", file=sys.stderr)
-        return 2
+        try:
+            return int(args.func(args, settings) or 0)
+        except BrokenPipeError:  # `aspen show … | head`: the reader left; not an error of ours
+            sys.stderr.close()
+            return 0
+
+    return run_reporting(f"aspen {args.command}", command, lake_label(args))
 
 
 def entry() -> None:  # pragma: no cover -- the `aspen` command

@@ -19,13 +19,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from aspen.errors import AspenError
 from aspen.settings import DEFAULT_LAKE, lake_root_uri
 
-__all__ = ["DEBUG_ENV", "boundary_error", "damaged_log_entry", "debugging", "named_lake"]
+__all__ = ["DEBUG_ENV", "boundary_error", "damaged_log_entry", "debugging", "named_lake",
+           "printable"]
 
 #: Set to 1 to get the traceback of an error a process would print as one line.
 DEBUG_ENV = "ASPEN_DEBUG"
@@ -44,6 +46,35 @@ _LOG_ENTRY = re.compile(r"([^/\s]+)/_delta_log/(\d{20}\.json)")
 #: How many of each table's newest log entries :func:`damaged_log_entry` looks at (a torn write
 #: is the newest entry; older ones were complete when the next one was committed).
 _ENTRIES_LOOKED_AT = 3
+
+
+#: How :func:`printable` writes the common control characters.
+_NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(ch: str) -> str:
+    if ch in _NAMED_CONTROLS:
+        return _NAMED_CONTROLS[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1), bidirectional override and line or
+    paragraph separator written as an escape (``\\n``, ``\\x1b``, ``\\u202e``): one line that
+    shows as it reads.
+
+    >>> printable("a\\nb\\x1b[2Jc\\u202e")
+    'a\\\\nb\\\\x1b[2Jc\\\\u202e'
+    >>> printable("s1 → s2")
+    's1 → s2'
+    """
+    if text.isprintable():  # the common case: nothing to escape
+        return text
+    return "".join(
+        _escaped(ch) if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
+        for ch in text
+    )
 
 
 def debugging() -> bool:
