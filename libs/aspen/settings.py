@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_LAKE",
     "MAX_PARTITIONS",
     "OBJECT_STORE_SCHEMES",
+    "VARIABLE_ORDERS",
     "Settings",
     "check_lake_root",
     "check_lake_text",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 DEFAULT_LAKE = "./lakehouse"
+#: The BDD variable orders maintenance can keep (Liu 2016, §3.5): depth-first labelling of the
+#: link graph and the sensor field (the default), breadth-first, and arrival order.
+VARIABLE_ORDERS: tuple[str, ...] = ("dfs", "bfs", "arrival")
 #: The most query nodes (``--partitions``) a lake may be maintained with: every node keeps its
 #: own operator state, so far more nodes than any machine runs only multiplies memory and files.
 MAX_PARTITIONS = 1024
@@ -139,6 +143,10 @@ class Settings:
     lake: str = field(default_factory=lambda: os.environ.get("ASPEN_LAKE", DEFAULT_LAKE))
     partitions: int = 4
     mode: str = "lazy"
+    #: how maintenance orders the BDD variables (:data:`VARIABLE_ORDERS`; ``dfs`` unless the
+    #: environment's ``ASPEN_VARIABLE_ORDER`` says otherwise — the others are for comparison)
+    variable_order: str = field(
+        default_factory=lambda: os.environ.get("ASPEN_VARIABLE_ORDER", VARIABLE_ORDERS[0]))
 
     def __post_init__(self) -> None:
         if self.partitions < 1:
@@ -148,6 +156,9 @@ class Settings:
                               f"got {self.partitions}")
         if self.mode not in ("lazy", "eager"):
             raise ConfigError(f"--mode must be 'lazy' or 'eager', got {self.mode!r}")
+        if self.variable_order not in VARIABLE_ORDERS:
+            raise ConfigError(f"ASPEN_VARIABLE_ORDER must be one of {', '.join(VARIABLE_ORDERS)}, "
+                              f"got {self.variable_order!r}")
 
     @property
     def lake_uri(self) -> str:

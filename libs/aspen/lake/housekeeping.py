@@ -124,7 +124,7 @@ def known_tables() -> tuple[str, ...]:
     from aspen.lake import tables
     from aspen.lake.view_log import VIEW_CHANGES
 
-    pipeline = ("ledger", "metrics", "engine_state", "node_state", "summary",
+    pipeline = ("ledger", "metrics", "engine_state", "node_state", "variable_order", "summary",
                 "expectation_results", VIEW_CHANGES, *STREAM_TABLES, *LEASE_TABLES)
     return (*tables.TABLE_DDL, *VIEWS, *pipeline)
 

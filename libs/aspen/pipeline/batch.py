@@ -72,6 +72,8 @@ class MaintainReport:
     nothing_to_do: bool = False
     #: Whether the batch rewrote the view snapshots (and emptied the change log).
     compacted: bool = False
+    #: Variables the compaction moved to their ideal place in the BDD order (0: none moved).
+    relabelled: int = 0
     #: Lines about what ran after the batch (the continuous queries), printed after its own.
     notes: list[str] = field(default_factory=list)
 
@@ -89,6 +91,9 @@ class MaintainReport:
             if view in self.view_sizes:
                 ins, dels = self.view_changes.get(view, (0, 0))
                 out.append(f"  {view:<24} {self.view_sizes[view]:>7} rows  (+{ins} −{dels})")
+        if self.relabelled:
+            out.append(f"  {self.relabelled} variables moved to their place in the BDD order "
+                       "(every row rewritten)")
         return out + self.notes
 
 
@@ -116,6 +121,11 @@ class BatchRuntime(Protocol):
 
     def rebuilds(self) -> bool:
         """Whether the prepared batch rebuilds every view from scratch (then it compacts)."""
+
+    def rewrites(self) -> bool:
+        """Whether the stored formulas are in another variable order than the runtime's (a
+        lake written before the runtime kept one): then the batch compacts, which rewrites
+        every view's rows in the runtime's order."""
 
     def run(self) -> None:
         """Run the prepared batch to quiescence, MinShip buffers flushed."""
@@ -236,7 +246,8 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
         with meter.phase("write"):
             _drop_uncommitted_log(settings, last)
             files, rows = log_size(settings)
-            compact = runtime.rebuilds() or should_compact(files, rows, runtime.view_rows())
+            compact = runtime.rebuilds() or runtime.rewrites() or \
+                should_compact(files, rows, runtime.view_rows())
             runtime.write_views(settings, entry, compact, report)
             report.compacted = compact
             runtime.write_state(settings, entry)

@@ -30,7 +30,9 @@ from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["batch_between", "fact_from_row", "live_facts"]
+    from aspen.settings import Settings
+
+__all__ = ["batch_between", "fact_from_row", "live_facts", "registry_since"]
 
 _NUMERIC = {"cost", "x", "y"}
 
@@ -76,3 +78,15 @@ def live_facts(variables: pd.DataFrame, through: int) -> list[BaseFact]:
 def _var_sort_key(column: pd.Series) -> pd.Series:
     """Order variables by their number (``v12`` after ``v9``), the arrival order of the log."""
     return column.str.extract(r"(\d+)$", expand=False).fillna("0").astype("int64")
+
+
+def registry_since(settings: Settings, after: int) -> pd.DataFrame:
+    """The registry rows born or killed after ingest batch ``after`` (all for -1)."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(settings.table_uri("variables")).to_pyarrow_dataset()
+    if after < 0:
+        return dataset.to_table().to_pandas()
+    changed = (ds.field("inserted_batch") > after) | (ds.field("deleted_batch") > after)
+    return dataset.to_table(filter=changed).to_pandas()

@@ -42,7 +42,7 @@ from aspen.lake.view_log import (
 )
 from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
-from aspen.pipeline.changes import batch_between
+from aspen.pipeline.changes import batch_between, registry_since
 from aspen.pipeline.view_tables import view_frame
 from aspen.settings import Settings
 
@@ -58,6 +58,9 @@ ENGINE_STATE = "engine_state"
 KEEP_STATES = 3
 #: Batches between two engine states written to the lake (a rebuild always writes one).
 STATE_EVERY = 16
+#: At a compaction, the share of live variables out of their ideal place (``drift``) above which
+#: the variables are moved to it (``relabel``) before every row is encoded again.
+RELABEL_DRIFT = 0.1
 
 #: What a view published, per tuple: its formula.
 Published = dict[str, dict[tuple, Any]]
@@ -102,18 +105,6 @@ def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> StoredState |
     except EngineError:  # a state written by an older Aspen: rebuild from the registry
         return None
     return StoredState(runtime, batch_id, through)
-
-
-def _registry_since(settings: Settings, after: int) -> Any:
-    """The registry rows born or killed after ingest batch ``after`` (all for -1)."""
-    import pyarrow.dataset as ds
-    from deltalake import DeltaTable
-
-    dataset = DeltaTable(settings.table_uri("variables")).to_pyarrow_dataset()
-    if after < 0:
-        return dataset.to_table().to_pandas()
-    changed = (ds.field("inserted_batch") > after) | (ds.field("deleted_batch") > after)
-    return dataset.to_table(filter=changed).to_pandas()
 
 
 class LocalBatch:
@@ -170,14 +161,15 @@ class LocalBatch:
             # shipped-bytes counting encodes every message (about 4× the build time); the
             # per-tuple provenance bytes are in the view tables, the benchmarks measure the rest
             self._runtime = LocalRuntime(views=VIEWS, partitions=self.partitions, mode=self.mode,
-                                         measure_bytes=False)
+                                         measure_bytes=False,
+                                         variable_order=settings.variable_order)
             self._published = {}
-            self._batch = batch_between(_registry_since(settings, -1), after=-1, through=through)
+            self._batch = batch_between(registry_since(settings, -1), after=-1, through=through)
         else:
             if not held:
                 self._catch_up(settings, last)
             after = last.through_ingest_batch
-            self._batch = batch_between(_registry_since(settings, after), after=after,
+            self._batch = batch_between(registry_since(settings, after), after=after,
                                         through=through)
         report.inserted_vars = len(self._batch.inserts)
         report.deleted_vars = len(self._batch.deletes)
@@ -190,7 +182,7 @@ class LocalBatch:
         published."""
         runtime = self._require()
         if self._state_through < last.through_ingest_batch:
-            replay = batch_between(_registry_since(settings, self._state_through),
+            replay = batch_between(registry_since(settings, self._state_through),
                                    after=self._state_through, through=last.through_ingest_batch)
             if replay:
                 runtime.apply(replay, deltas=False)
@@ -206,6 +198,11 @@ class LocalBatch:
     def rebuilds(self) -> bool:
         """Whether this batch builds the views from nothing."""
         return self._rebuild
+
+    def rewrites(self) -> bool:
+        """Whether the runtime's variable order was built on loading an older state (its views'
+        stored formulas are in arrival order): the batch then compacts, rewriting them."""
+        return self._require().placement_migrated
 
     # -- run ---------------------------------------------------------------------------------
     def run(self) -> None:
@@ -240,6 +237,10 @@ class LocalBatch:
         runtime = self._require()
         current = self._current
         if compact:
+            # every row is encoded again: the moment to put drifted variables in their places
+            if runtime.placement_migrated or runtime.placement.drift() > RELABEL_DRIFT:
+                report.relabelled = runtime.relabel()
+                runtime.placement_migrated = False
             for view in self.views:
                 frame = view_frame(view, current[view], runtime.manager, entry.batch_id,
                                    self._placement[view])

@@ -61,7 +61,14 @@ from aspen.lake.view_log import (
 )
 from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
+from aspen.pipeline.changes import registry_since
 from aspen.pipeline.faults import task_crash_point
+from aspen.pipeline.order_table import (
+    VARIABLE_ORDER_TABLE,
+    placement_through,
+    read_placement,
+    write_placement,
+)
 from aspen.pipeline.spark_rounds import (
     ROUND_DDL,
     SIZE_STAT,
@@ -72,6 +79,7 @@ from aspen.pipeline.spark_rounds import (
     route_facts,
 )
 from aspen.pipeline.view_tables import view_ddl
+from aspen.provenance.placement import VariablePlacement
 from aspen.runtime.rounds import host_of, rounds_to_quiescence
 from aspen.settings import Settings
 from aspen.spark.checkpoint import checkpoint_level, checkpointed, checkpointed_rdd
@@ -556,6 +564,7 @@ class _Batch:
     kills: DataFrame
     states: DataFrame
     first_active: set[int]
+    placement: VariablePlacement
 
 
 @dataclass
@@ -574,7 +583,7 @@ class SparkBatch:
     application (its host processes keep the nodes warm between batches)."""
 
     name = RUNTIME
-    state_tables: tuple[str, ...] = (NODE_STATE,)
+    state_tables: tuple[str, ...] = (NODE_STATE, VARIABLE_ORDER_TABLE)
 
     def __init__(self, spark: SparkSession, request: _Request) -> None:
         self.spark = spark
@@ -604,6 +613,12 @@ class SparkBatch:
     def force_rebuild(self) -> None:
         """The next batch builds every node from the registry (``node_state`` written afresh)."""
         self._force = True
+
+    def rewrites(self) -> bool:
+        """Never: the hosts publish only the rows a batch changed, so a lake written before
+        the driver kept a variable order is rewritten in one by ``aspen maintain --rebuild``
+        (until then readers decode its older rows node by node under another order)."""
+        return False
 
     def _require(self) -> _Batch:
         if self._batch is None:
@@ -694,6 +709,7 @@ class SparkBatch:
         assert self._publish is not None
         _write_states(settings, self._publish.rows, self._ran, self._publish.compacted,
                       entry.batch_id, self.rebuilds())
+        write_placement(settings, self._require().placement, entry.batch_id)
 
     def write_metrics(self, settings: Settings, entry: ledger.LedgerEntry,
                       report: MaintainReport, meter: PhaseMeter) -> None:
@@ -729,11 +745,13 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
         return None
     after = -1 if rebuild else last.through_ingest_batch
     state_version = None if rebuild else table_version(settings, NODE_STATE)
-    config = RoundConfig(partitions, request.views, PlanChoices(mode=mode),
+    choices = PlanChoices(mode=mode)
+    placement = _placement(settings, after, through, choices.k)
+    config = RoundConfig(partitions, request.views, choices,
                          state_uri=settings.table_uri(NODE_STATE), state_version=state_version,
                          compact_over=request.compact_over, hosts=request.hosts,
                          application=spark.sparkContext.applicationId if request.resident
-                         else None)
+                         else None, order=tuple(placement.order))
 
     facts, kills = _read_changes(spark, settings, after, through, partitions)
     facts = checkpointed(facts, spark)
@@ -747,7 +765,16 @@ def _read_batch(spark: SparkSession, settings: Settings, last: ledger.LedgerEntr
     stats.kill_rows = int(killed) * partitions
     stats.rows_shipped += stats.kill_rows
     stats.rows_shuffled += stats.kill_rows
-    return _Batch(rebuild, config, facts, kills, states, first_active)
+    return _Batch(rebuild, config, facts, kills, states, first_active, placement)
+
+
+def _placement(settings: Settings, after: int, through: int, k: float) -> VariablePlacement:
+    """The driver's variable placement after ingest batch ``through``: the stored one moved by
+    the registry's changes since ``after`` (read by delta-rs in the driver: no Spark job), or,
+    on a rebuild or without a stored one, built from the registry."""
+    stored = read_placement(settings) if after >= 0 else None
+    variables = registry_since(settings, after if stored is not None else -1)
+    return placement_through(variables, after, through, stored, k)
 
 
 def _publish_nodes(spark: SparkSession, state_rows: _StateRows, ran: set[int],

@@ -103,6 +103,9 @@ class RoundConfig:
     #: the Spark application whose host processes keep the nodes in memory
     #: (:mod:`aspen.spark.host_process`; None: the task's own Python worker)
     application: str | None = None
+    #: the batch's variable order, top first (:mod:`aspen.provenance.placement`): every host's
+    #: BDD manager takes it before its nodes declare the batch's variables
+    order: tuple[str, ...] = ()
 
 
 def in_host_process(config: RoundConfig, function: Callable[[RoundConfig, pd.DataFrame],
@@ -235,7 +238,7 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     done = run_host(
         host, hosts, config.partitions, config.views, config.choices or PlanChoices(), states,
         journals, first, dead=dead, facts=facts, inbox=inbox, flush=config.flush, cache=_CACHE,
-        compact_over=config.compact_over,
+        compact_over=config.compact_over, order=config.order,
         # a resident host process keeps its nodes until the publish, which applies the time rule
         compact_by_time=config.application is None)
 
@@ -292,7 +295,8 @@ def node_publish(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     journal = _journal_bytes(state_row["journal"])
     entries = decode_journal(journal)
     published = publish_node(_state_in(config, me, state_row), cache=_CACHE, me=me,
-                             journal=entries, compact_over=config.compact_over)
+                             journal=entries, compact_over=config.compact_over,
+                             order=config.order)
     if published.dumped:
         journal = b""
     elif len(published.journal) > len(entries):

@@ -1,4 +1,5 @@
-"""Absorption provenance: BDD manager, variable registry, codec, explanations, variable order."""
+"""Absorption provenance: BDD manager, variable registry, codec, explanations, variable orders
+and their placement."""
 
 from __future__ import annotations
 
@@ -17,12 +18,21 @@ from aspen.provenance.ordering import (
     is_dfs_order,
     order_variables,
 )
+from aspen.provenance.placement import (
+    DEFAULT_SENSOR_ORDER,
+    SENSOR_ORDERS,
+    VariablePlacement,
+    sensor_field_order,
+)
 from aspen.provenance.registry import VariableInfo, VariableRegistry
 
 __all__ = [
+    "DEFAULT_SENSOR_ORDER",
     "IncrementalDfsLabeling",
     "ProvenanceManager",
+    "SENSOR_ORDERS",
     "VariableInfo",
+    "VariablePlacement",
     "VariableRegistry",
     "arrival_order",
     "bfs_edge_order",
@@ -35,5 +45,6 @@ __all__ = [
     "is_dfs_order",
     "minimal_witnesses",
     "order_variables",
+    "sensor_field_order",
     "what_if",
 ]

@@ -56,7 +56,8 @@ class ProvenanceManager:
     """One BDD manager: variables, AND/OR, restriction and size.
 
     Variables are declared on first use, at the bottom of the current order; :meth:`set_order`
-    imposes a global order (e.g. depth-first labeling of the link graph).
+    imposes a global order (e.g. depth-first labeling of the link graph); :meth:`place` declares
+    new variables where a maintained order (:mod:`aspen.provenance.placement`) puts them.
     """
 
     def __init__(self, backend: str | None = None) -> None:
@@ -98,6 +99,68 @@ class ProvenanceManager:
         named = set(names)
         rest = [v for v in self.order if v not in named]
         self.bdd.reorder({v: i for i, v in enumerate([*names, *rest])})
+
+    def place(self, order: Sequence[str]) -> bool:
+        """Make the manager's order agree with ``order`` (names, top first); True if declared
+        variables had to move.
+
+        When the declared names of ``order`` already stand in that relative order, only the
+        missing ones are declared, each right below its predecessor in ``order`` (CUDD inserts
+        a level; the pure-Python backend declares and reorders): nothing stored is rebuilt.
+        Otherwise the whole order is imposed with :meth:`set_order` (CUDD shuffles). Names not
+        in ``order`` (dead variables) keep their relative places. One pass over ``order``
+        when nothing changed.
+
+        >>> m = ProvenanceManager(backend="python")
+        >>> _ = m.var("a"), m.var("c")
+        >>> m.place(["a", "b", "c"]), m.order
+        (False, ['a', 'b', 'c'])
+        >>> m.place(["c", "a"]), m.order
+        (True, ['c', 'a', 'b'])
+        """
+        bdd = self.bdd
+        declared = bdd.vars
+        level_of = bdd.level_of_var
+        last = -1
+        missing = False
+        for name in order:
+            if name in declared:
+                level = level_of(name)
+                if level < last:
+                    self.set_order(order)
+                    return True
+                last = level
+            else:
+                missing = True
+        if not missing:
+            return False
+        insert_var = getattr(bdd, "insert_var", None)
+        if insert_var is not None:  # CUDD: a new level right below the predecessor
+            above = -1
+            for name in order:
+                if name in declared:
+                    above = level_of(name)
+                else:
+                    above += 1
+                    insert_var(name, above)
+            return False
+        # dd.autoref has no insert_var: declare at the bottom, then one reorder
+        after: dict[str | None, list[str]] = {}
+        anchor: str | None = None
+        for name in order:
+            if name in declared:
+                anchor = name
+            else:
+                after.setdefault(anchor, []).append(name)
+        full = list(after.get(None, ()))
+        for name in self.order:
+            full.append(name)
+            full.extend(after.get(name, ()))
+        for name in full:
+            if name not in declared:
+                bdd.declare(name)
+        bdd.reorder({name: i for i, name in enumerate(full)})
+        return False
 
     # -- algebra -----------------------------------------------------------------------------
     def and_(self, a: Formula, b: Formula) -> Formula:

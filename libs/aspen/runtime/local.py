@@ -17,6 +17,11 @@ alternatives (lazy MinShip), promotions (AggSel) and retractions are. In eager m
 timer fires whenever the channels are empty, until nothing is buffered; in lazy mode buffers are
 shipped only when needed, or by :meth:`LocalRuntime.flush`.
 
+Variable order: the runtime keeps a :class:`~aspen.provenance.placement.VariablePlacement` of its
+live facts and declares each batch's new variables where it places them (``manager.place``)
+before inserting them; live variables move only on :meth:`LocalRuntime.relabel`. With
+``reorder=True`` CUDD sifts as it likes and the placement is kept but not imposed.
+
 >>> from aspen.engine.batch import Batch, BaseFact
 >>> rt = LocalRuntime(views=("reachable",), partitions=2, backend="python")
 >>> d = rt.apply(Batch(inserts=(BaseFact("link", ("a", "b", 1.0), "v1"),
@@ -50,6 +55,7 @@ from aspen.engine.plan import Dataflow, PlanChoices, Route, ViewOutput
 from aspen.engine.records import DEL, INS, Update
 from aspen.errors import EngineError, UnknownViewError
 from aspen.provenance.bdd import Formula, ProvenanceManager
+from aspen.provenance.placement import VariablePlacement
 from aspen.views import build_dataflow
 
 __all__ = ["LocalRuntime", "ViewDelta", "read_state_payload"]
@@ -137,6 +143,7 @@ class LocalRuntime:
         coalesce: bool = True,
         reorder: bool | None = False,
         manager: ProvenanceManager | None = None,
+        variable_order: str = "dfs",
     ) -> None:
         if not isinstance(partitions, int) or partitions < 1:
             raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
@@ -176,6 +183,11 @@ class LocalRuntime:
         self._inboxes: dict[tuple[int, str], _Inbox] = {}
         self._ready_boxes: deque[tuple[int, str]] = deque()
         self.facts: dict[str, BaseFact] = {}
+        #: where the live variables sit in the BDD order (imposed unless ``reorder`` is True)
+        self.placement = VariablePlacement(k=self.choices.k, strategy=variable_order)
+        #: the placement was built when an older state without one was loaded: the formulas
+        #: stored before are in another order until the views are next rewritten
+        self.placement_migrated = False
         self.metrics = RuntimeMetrics.for_nodes(partitions)
 
     # -- public API --------------------------------------------------------------------------
@@ -200,8 +212,11 @@ class LocalRuntime:
             for store in stores:
                 store.track_membership()
         dead = frozenset(v for v in batch.deletes if v in self.facts)
+        self.placement.apply([(f.var, f.relation, f.values) for f in batch.inserts], dead)
         if dead:
             self._broadcast_deletion(dead)
+        if batch.inserts and self.reorder is not True:
+            self.manager.place(self.placement.order)  # declares the new variables in place
         for fact in batch.inserts:
             self._insert(fact)
         self._quiesce()
@@ -224,6 +239,25 @@ class LocalRuntime:
         if spec.reader != "fixpoint":
             return []
         return [ops[spec.ops[0]].store for ops in self.nodes]
+
+    def relabel(self) -> int:
+        """Move every live variable to its ideal place (placement and manager); returns how many
+        moved. Every formula that mentions a moved variable changes its node list, so call it
+        where the views are rewritten anyway (compaction).
+
+        >>> from aspen.engine.batch import Batch, BaseFact
+        >>> rt = LocalRuntime(views=("reachable",), partitions=1, backend="python")
+        >>> _ = rt.apply(Batch(inserts=(BaseFact("link", ("a", "b", 1.0), "v1"),
+        ...                             BaseFact("link", ("e", "f", 1.0), "v2"),
+        ...                             BaseFact("link", ("c", "d", 1.0), "v3"))))
+        >>> _ = rt.apply(Batch(inserts=(BaseFact("link", ("b", "c", 1.0), "v4"),)))
+        >>> rt.manager.order, rt.relabel(), rt.manager.order
+        (['v1', 'v4', 'v2', 'v3'], 1, ['v1', 'v4', 'v3', 'v2'])
+        """
+        moved = self.placement.relabel()
+        if moved and self.reorder is not True:
+            self.manager.place(self.placement.order)
+        return len(moved)
 
     def flush(self) -> None:
         """Ship every MinShip buffer and run to quiescence (exact provenance in lazy mode)."""
@@ -315,6 +349,7 @@ class LocalRuntime:
             "reorder": self.reorder,
             "order": self.manager.order,
             "facts": list(self.facts.values()),
+            "placement": self.placement,
             "metrics": self.metrics,
             "formulas": codec.export(),
             "nodes": nodes,
@@ -331,7 +366,16 @@ class LocalRuntime:
                  reorder=payload["reorder"])
         if payload["rng"] is not None and rt._rng is not None:
             rt._rng.setstate(payload["rng"])
-        if payload["order"]:
+        placement = payload.get("placement")
+        if placement is None:  # a state from before placements (arrival order): build one
+            placement = VariablePlacement.build(
+                ((f.var, f.relation, f.values) for f in payload["facts"]), k=rt.choices.k)
+            rt.placement_migrated = True
+        if rt.placement_migrated and rt.reorder is not True:
+            # declared in the new order before decoding: rebuilding the stored formulas in it
+            # is about twice as fast as decoding them as stored and shuffling the manager
+            rt.manager.place(placement.order)
+        elif payload["order"]:
             rt.manager.set_order(payload["order"])
         codec = FormulaCodec(rt.manager, payload["formulas"])
         for ops, states in zip(rt.nodes, payload["nodes"], strict=True):
@@ -339,6 +383,7 @@ class LocalRuntime:
                 ops[name].load_state(state, codec)
         rt.facts = {f.var: f for f in payload["facts"]}
         rt.metrics = payload["metrics"]
+        rt.placement = placement
         return rt
 
     def _share_states(self) -> None:

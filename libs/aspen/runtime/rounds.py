@@ -65,6 +65,7 @@ from aspen.engine.plan import PlanChoices
 from aspen.engine.records import Update
 from aspen.errors import EngineError
 from aspen.provenance.bdd import ProvenanceManager, default_backend
+from aspen.provenance.placement import VariablePlacement
 from aspen.runtime.node import NodeRuntime, OutboxEntry, decode_messages, encode_messages
 
 __all__ = ["SHARED_CACHE_SLOTS", "HostRound", "Mail", "NodeCache", "NodeStep", "Published",
@@ -379,15 +380,20 @@ def step_node(
     cache: NodeCache | None = None,
     compact_over: int | None = None,
     compact_by_time: bool = True,
+    order: Sequence[str] = (),
 ) -> NodeStep:
     """One round of node ``me``: restore it (``state`` and the ``journal`` since), kill
     ``dead``, insert ``facts``, take ``inbox`` (``(sender, message bytes)``), run; return the
     state and journal it now stands for, and the outbox. The node is dumped (and the journal
     emptied) only when :func:`needs_compaction` says so (``compact_over``: its byte budget;
-    ``compact_by_time``: its time rule applies)."""
+    ``compact_by_time``: its time rule applies). ``order`` is the batch's variable order
+    (:class:`~aspen.provenance.placement.VariablePlacement`): the node's manager takes it before
+    the facts and mail declare their variables."""
     started = time.perf_counter()
     node, decode_seconds, replayed = _restore(me, partitions, views, choices, state, journal,
                                               backend, cache)
+    if order:
+        node.manager.place(order)
     item = RoundInput(tuple(dead), tuple(facts), tuple(inbox), flush)
     work_started = time.perf_counter()
     outbox = _bundled(item.apply(node), node.manager)
@@ -479,6 +485,7 @@ def run_host(
     cache: NodeCache | None = None,
     compact_over: int | None = None,
     compact_by_time: bool = True,
+    order: Sequence[str] = (),
 ) -> HostRound:
     """One round of ``host``: run ``nodes`` (its nodes with facts, mail or, in a flush round, a
     MinShip buffer to fire), then, sub-round after sub-round, every node of the host that got
@@ -489,7 +496,7 @@ def run_host(
     and journal they now stand for. ``inbox`` is the mail from other hosts, taken per node in
     :func:`mail_in_order`. Messages to other hosts are returned in the order sent (a message's
     index in :attr:`HostRound.outbox` is its place).
-    ``compact_over`` and ``compact_by_time`` go to each :func:`step_node`.
+    ``compact_over``, ``compact_by_time`` and ``order`` go to each :func:`step_node`.
 
     On one host, the link's node (0) tells the node owning ``b`` (1) in a second sub-round:
 
@@ -514,7 +521,7 @@ def run_host(
                 me, partitions, views, choices, states.get(me), journal=journals.get(me, ()),
                 dead=dead if first else (), facts=facts.get(me, ()) if first else (),
                 inbox=mail.get(me, ()), flush=flush, backend=backend, cache=cache,
-                compact_over=compact_over, compact_by_time=compact_by_time)
+                compact_over=compact_over, compact_by_time=compact_by_time, order=order)
             states[me], journals[me] = step.state, step.journal
             done.pending[me] = step.pending
             counters = done.counters.setdefault(me, defaultdict(float))
@@ -579,15 +586,19 @@ def publish_changes(node: NodeRuntime) -> dict[str, PublishedChanges]:
 def publish_node(
     state: State, backend: str | None = None, cache: NodeCache | None = None, me: int = -1,
     journal: Sequence[RoundInput] = (), compact_over: int | None = None,
+    order: Sequence[str] = (),
 ) -> Published:
     """Publish node ``me`` (``state`` plus ``journal``): its views' changes
     (:func:`publish_changes`), and the state and journal that remember them. The publish joins
     the journal as one more entry, so the journal outlives the batch and the node is dumped only
     when :func:`needs_compaction` says so (``compact_over``: its byte budget), not once a batch:
-    a dump walks the whole state."""
+    a dump walks the whole state. The rows are encoded in ``order`` (the batch's variable order)
+    when given."""
     if cache is None:
         cache = NodeCache()  # a throwaway: the node is decoded
     node, how = cache.restore(me, state, backend, journal)
+    if order:
+        node.manager.place(order)
     started = time.perf_counter()
     held = {view: len(node.published.get(view, {})) for view in node.views}
     changed = publish_changes(node)
@@ -647,6 +658,7 @@ class RoundRuntime:
         self.views = check_views(self.views)
         self.choices = self.choices or PlanChoices(mode=self.mode)
         self.live: dict[str, BaseFact] = {}
+        self.placement = VariablePlacement(k=self.choices.k)
 
     def apply(self, batch: Batch) -> dict[str, set[int]]:
         """Run one batch to quiescence and publish; returns view → nodes republished."""
@@ -658,6 +670,8 @@ class RoundRuntime:
         for fact in batch.inserts:
             self.live[fact.var] = fact
             facts.setdefault(owner(fact.values[0], self.partitions), []).append(fact)
+        self.placement.apply([(f.var, f.relation, f.values) for f in batch.inserts], dead)
+        order = tuple(self.placement.order)
         mail: dict[int, list[Mail]] = {}
         hosts = self.hosts or self.partitions
         first = True
@@ -671,7 +685,7 @@ class RoundRuntime:
                     nodes=[me for me in nodes if host_of(me, hosts) == host],
                     dead=dead if first else (), facts=facts if first else {},
                     flush=flushing, backend=self.backend, cache=self.cache,
-                    compact_over=self.compact_over)
+                    compact_over=self.compact_over, order=order)
                 inbox = {me: box for me, box in mail.items() if host_of(me, hosts) == host}
                 if self.disorder is not None:  # the lost first attempt
                     run(dict(self.states), dict(self.journals), inbox=self._disordered(inbox))
@@ -694,7 +708,7 @@ class RoundRuntime:
         published: dict[str, set[int]] = {}
         for me, state in list(self.states.items()):
             publish = functools.partial(publish_node, state, self.backend, self.cache, me,
-                                        self.journals.get(me, ()), self.compact_over)
+                                        self.journals.get(me, ()), self.compact_over, order)
             if self.disorder is not None:
                 publish()  # the lost first attempt: only the cache remembers it
             out = publish()
