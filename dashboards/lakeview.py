@@ -380,11 +380,11 @@ provenance_versions = lake_provenance.provenance_versions
 
 
 def load_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:
-    """The decoded provenance of ``lake`` at table ``versions``: one per server process and
-    lake version, shared by every session (its methods hold a lock: ``dd`` managers are not
-    thread-safe) and usually decoded before the first question by the server's warming thread
-    (``aspen dashboard``). Formulas are decoded once and kept, so a rerun decodes nothing
-    again until a table gets a new version.
+    """The provenance of ``lake`` at table ``versions``: one per server process and lake
+    version, shared by every session (it decodes under a lock: ``dd`` managers are not
+    thread-safe). A question decodes only the rows it needs; decoded formulas are kept, a new
+    version is derived from the last one (only a batch's changed rows are decoded again), and
+    the server's warming thread (``aspen dashboard``) decodes the rest in the background.
     """
     return lake_provenance.shared_provenance(lake, versions)
 

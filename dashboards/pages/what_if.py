@@ -1,9 +1,11 @@
 """What if: the view rows lost if some links, a node or some sensors died, from the stored
 provenance only.
 
-The provenance is decoded once per lake version per server process, usually before the first
-question (``aspen dashboard`` warms it when it starts and after every batch); a question that
-arrives first waits behind a spinner. An answer stays on the page until the operator asks again.
+A question decodes only the stored rows that mention a deleted base tuple; what is decoded is
+kept per lake version per server process, and ``aspen dashboard`` decodes the rest in the
+background when it starts and, after every batch, only the rows the batch changed. A question
+asked meanwhile does not wait for that. An answer stays on the page until the operator asks
+again.
 A failed sensor loses its ``sensor`` and ``triggered`` instances; the region members and sizes
 that would be lost are shown on the sensor grid.
 """
@@ -87,13 +89,10 @@ def sensor_vars(provenance: LakeProvenance, sensors: tuple[str, ...]) -> tuple[s
 
 
 def simulate(settings: Settings, question: Question) -> Answer:
-    """Ask the stored provenance; decodes it first (behind a spinner) when no one has yet."""
+    """Ask the stored provenance: only the rows that mention a deleted base tuple are decoded
+    (and kept), so a question does not wait for the server's warm-up."""
     versions = provenance_versions(settings)
     provenance = load_provenance(settings.lake, versions)
-    if provenance.warm_seconds is None:
-        with st.spinner("Decoding the lake's provenance (once per lake version; the server "
-                        "usually does it before anyone asks)…"):
-            provenance.warm()
     with st.spinner("Simulating…"):
         started = time.perf_counter()
         deleted: set[str] = set()
@@ -104,12 +103,12 @@ def simulate(settings: Settings, question: Question) -> Answer:
         found, without = sensor_vars(provenance, question.sensors)
         deleted |= found
         lost = provenance.what_if(deleted)
-        kept = {view: len(provenance.formulas(view)) - len(gone) for view, gone in lost.items()}
+        kept = {view: len(provenance.tuples(view)) - len(gone) for view, gone in lost.items()}
         elapsed = (time.perf_counter() - started) * 1000
         # kept with the answer: the page may redraw it after the lake moved on
-        members = list(provenance.formulas("active_region")) if lost.get("active_region") else []
+        members = provenance.tuples("active_region") if lost.get("active_region") else []
         gone_pairs = {(str(r[0]), str(r[1])) for r in lost.get("reachable", [])}
-        cycles = {(str(r[0]), str(r[1])) for r in provenance.formulas("reachable")
+        cycles = {(str(r[0]), str(r[1])) for r in provenance.tuples("reachable")
                   if r[0] == r[1]} - gone_pairs if "reachable" in lost else set()
     return Answer(question, len(deleted), lost, kept, elapsed, versions, without, members, cycles)
 

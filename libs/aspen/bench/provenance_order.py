@@ -38,8 +38,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LAKES", "TARGETS", "build_generated", "measure_lake", "provenance_order",
-           "target_lines"]
+__all__ = ["LAKES", "TARGETS", "batch_decode_s", "build_generated", "measure_lake",
+           "previous_versions", "provenance_order", "target_lines"]
 
 #: Generated lakes: nodes, link tuples per node, single-link change batches after the build.
 LAKES: dict[str, dict[str, Any]] = {
@@ -138,23 +138,36 @@ def in_child(call: Callable[..., dict[str, Any]], args: tuple, limit_s: float,
     return result
 
 
+def previous_versions(settings: Any) -> tuple[tuple[str, int], ...] | None:
+    """The provenance versions as of the batch before the last (None: fewer than two)."""
+    from aspen.lake.committed import versions_in
+    from aspen.lake.deltars import read_table
+    from aspen.pipeline.lake_provenance import PROVENANCE_TABLES, provenance_versions
+
+    ledger = read_table(settings, "ledger").sort_values("batch_id")
+    if len(ledger) < 2:
+        return None
+    before = versions_in(ledger.iloc[:-1])
+    latest = dict(provenance_versions(settings))
+    return tuple((name, before[name] if name in before else latest[name])
+                 for name in PROVENANCE_TABLES if name in before or name == "variables")
+
+
 def batch_decode_s(lake: str) -> float | None:
-    """Seconds to bring the console's decoded provenance from the previous committed batch to
-    the last one (None when the lake has one batch, or the reader cannot follow batches)."""
-    from aspen.pipeline import lake_provenance as lp
+    """Seconds to bring the console's decoded provenance from the batch before the last to the
+    last one (``LakeProvenance.advance``, then decoding the changed rows); None when the lake
+    has one batch."""
+    from aspen.pipeline.lake_provenance import LakeProvenance, provenance_versions
     from aspen.settings import Settings
 
-    advance = getattr(lp, "advanced_provenance", None)
-    previous = getattr(lp, "provenance_at_batch", None)
-    if advance is None or previous is None:
-        return None
     settings = Settings(lake=lake)
-    before = previous(settings, -1)
+    before = previous_versions(settings)
     if before is None:
         return None
-    before.warm()
+    earlier = LakeProvenance(settings, versions=before)
+    earlier.warm()
     started = time.perf_counter()
-    advance(before, settings)
+    earlier.advance(provenance_versions(settings)).warm()
     return time.perf_counter() - started
 
 
@@ -186,23 +199,30 @@ def _headline(result: dict[str, Any]) -> dict[str, Any]:
 
 def provenance_order(root: Path, lakes: Sequence[str] = ("demo", "dense", "n1000"),
                      orders: Sequence[str] = ("arrival", "bfs", "dfs"), sift: bool = False,
-                     limit_s: float = 1800.0,
+                     limit_s: float = 1800.0, reuse: bool = False,
                      say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Build and measure every lake in every order under ``root``; see the module docstring."""
+    """Build and measure every lake in every order under ``root``; see the module docstring.
+    With ``reuse``, a lake an earlier run built under ``root`` is measured again, not rebuilt
+    (its build figures are read back from ``build.json`` beside it)."""
     root.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"lakes": {}}
     for name in lakes:
         spec = LAKES[name]
         for order in orders:
             lake = root / f"{name}-{order}" / "lakehouse"
-            shutil.rmtree(lake.parent, ignore_errors=True)
-            lake.parent.mkdir(parents=True)
-            say(f"building {name} in {order} order")
-            if name == "demo":
-                built = build_demo(lake, order, limit_s)
+            record = lake.parent / "build.json"
+            if reuse and record.exists():
+                built = json.loads(record.read_text())
             else:
-                built = in_child(build_generated, (str(lake), spec["nodes"], spec["degree"],
-                                                   spec["changes"], order), limit_s, root)
+                shutil.rmtree(lake.parent, ignore_errors=True)
+                lake.parent.mkdir(parents=True)
+                say(f"building {name} in {order} order")
+                if name == "demo":
+                    built = build_demo(lake, order, limit_s)
+                else:
+                    built = in_child(build_generated, (str(lake), spec["nodes"], spec["degree"],
+                                                       spec["changes"], order), limit_s, root)
+                record.write_text(json.dumps(built, default=str))
             entry: dict[str, Any] = {"build": built}
             if built.get("finished"):
                 say(f"measuring {name} in {order} order")

@@ -3,10 +3,11 @@ before anyone asks.
 
 ``aspen dashboard`` runs ``python -m aspen.cli.dashboard_server APP [streamlit options] --
 --lake URI``. The warming thread (:func:`aspen.pipeline.lake_provenance.keep_warm`) decodes
-every view's provenance when the server starts and again whenever a batch commits, into the
-process-wide cache the pages read (:func:`aspen.pipeline.lake_provenance.shared_provenance`),
-so the first What-if or Why answer of a browser tab comes from memory. ``ASPEN_DASHBOARD_WARM=0``
-turns the thread off (pages then decode on first use, behind a spinner).
+every view's provenance when the server starts, and whenever a batch commits the rows it
+changed, into the process-wide cache the pages read
+(:func:`aspen.pipeline.lake_provenance.shared_provenance`), so later What-if and Why answers come
+from memory; a question asked meanwhile decodes only the rows it needs, without waiting for the
+thread. ``ASPEN_DASHBOARD_WARM=0`` turns the thread off (questions then decode their rows only).
 
 >>> lake_argument(["app.py", "--server.port", "1", "--", "--lake", "/tmp/l"])
 '/tmp/l'

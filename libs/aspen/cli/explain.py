@@ -1,4 +1,5 @@
-"""``aspen explain VIEW KEY…``: why a view tuple holds (witnesses, critical base tuples)."""
+"""``aspen explain VIEW KEY…``: why a view tuple holds (witnesses, critical base tuples; only the
+matching rows are decoded)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``aspen what-if --delete RELATION:KEY…``: which view tuples would disappear."""
+"""``aspen what-if --delete RELATION:KEY…``: which view tuples would disappear (only the stored
+rows that mention a deleted base tuple are decoded)."""
 
 from __future__ import annotations
 

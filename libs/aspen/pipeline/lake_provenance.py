@@ -1,9 +1,12 @@
 """Provenance questions answered from the published view tables, without recomputation.
 
-A view table row carries its formula in the byte codec; this module decodes the rows it needs
-into one manager, names variables by the base tuples they stand for (``variables`` registry),
-and answers *why* (minimal witnesses, critical base tuples) and *what if* (tuples lost when base
-tuples are deleted: restriction of the stored formulas, nothing is written).
+A view table row carries its formula in the byte codec; this module decodes the rows a question
+needs into one manager (a what-if: the rows whose stored variable names include a deleted one;
+a why: the matching rows), names variables by the base tuples they stand for (``variables``
+registry), and answers *why* (minimal witnesses, critical base tuples) and *what if* (tuples
+lost when base tuples are deleted: restriction of the stored formulas, nothing is written). A
+reading of a later batch is derived from the one before (:meth:`LakeProvenance.advance`), so
+after a batch only the rows it changed are decoded again.
 
 >>> parse_base_ref("link:n1:n2")
 ('link', ('n1', 'n2'))
@@ -13,23 +16,29 @@ tuples are deleted: restriction of the stored formulas, nothing is written).
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from deltalake.exceptions import DeltaError
 
 from aspen.catalog import VIEW_COLUMNS, VIEWS, check_view
 from aspen.errors import AspenError, ConfigError, UnknownKeyError
 from aspen.lake.committed import committed_versions, read_committed, reading_version
-from aspen.lake.deltars import read_table, table_exists
+from aspen.lake.deltars import table_exists
 from aspen.lake.view_log import VIEW_CHANGES
-from aspen.pipeline.view_tables import row_to_tuple
+from aspen.pipeline.provenance_follow import (
+    Followed,
+    Registry,
+    changed_rows,
+    log_changes,
+    pin_lake,
+)
+from aspen.pipeline.provenance_index import ViewRows, chunks
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.codec import stored_order
 from aspen.settings import Settings
@@ -54,6 +63,8 @@ BASE_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: Formulas at least this long (bytes) fix the decoding order (:func:`stored_order`).
 STORED_ORDER_BYTES = 4096
+#: The warm-up decodes this many stored bytes under the lock at a time (a longer row alone).
+WARM_CHUNK_BYTES = 1 << 20
 #: Views explanations and what-if read: every view (those whose rows carry no formula, the
 #: region aggregates of the view registry, have nothing to explain and lose nothing).
 PROVENANCE_VIEWS: tuple[str, ...] = VIEWS
@@ -94,71 +105,107 @@ class Explanation:
         }
 
 
-_Method = TypeVar("_Method", bound=Callable[..., Any])
+class _Core:
+    """The manager the readings of one lake decode into, and the lock that guards it: ``dd``
+    managers are not thread-safe, and the readings of later batches (:meth:`LakeProvenance.
+    advance`) keep decoding into the same manager."""
 
-
-def _locked(method: _Method) -> _Method:
-    """Run ``method`` holding the object's lock: one ``dd`` manager serves every thread of a
-    dashboard server, and ``dd`` managers are not thread-safe."""
-
-    @functools.wraps(method)
-    def run(self: LakeProvenance, *args: Any, **kwargs: Any) -> Any:
-        with self.lock:
-            return method(self, *args, **kwargs)
-
-    return run  # type: ignore[return-value]
-
-
-class LakeProvenance:
-    """Decoded provenance of the published views of one lake.
-
-    Thread-safe: every public method holds :attr:`lock`, so one object (one decoding) can serve
-    every session of a dashboard server (:func:`shared_provenance`).
-    """
-
-    def __init__(self, settings: Settings, backend: str | None = None) -> None:
-        self.settings = settings
-        self.lock = threading.RLock()
+    def __init__(self, backend: str | None) -> None:
         self.manager = ProvenanceManager(backend)
         self.manager.fix_order()  # decode node by node in the stored order (stored_order)
-        self.warm_seconds: float | None = None
-        self._live: list[tuple[str, str, list[str]]] | None = None
-        self._variables = read_table(settings, "variables")
-        self._formulas: dict[str, dict[tuple, Any]] = {}
-        self._indexes: dict[str, dict[str, set[tuple]]] = {}
-        self._frames: dict[str, Any] = {}
+        self.lock = threading.RLock()
 
-    # -- base tuples ---------------------------------------------------------------------------
-    @_locked
-    def describe(self, var: str) -> str:
-        """A base variable as the tuple it stands for, e.g. ``link(n1→n2)``."""
-        rows = self._variables[self._variables["var"] == var]
-        if rows.empty:
-            return var
-        row = rows.iloc[0]
+
+def _described(row: dict[str, Any]) -> str:
+    """A registry row as the base tuple it stands for, e.g. ``link(n1→n2)`` (the variable's
+    name when its values cannot be read).
+
+    >>> _described({"var": "v1", "relation": "link", "values": '["a", "b", 2.0]'})
+    'link(a→b)'
+    >>> _described({"var": "v2", "relation": "region_seed", "values": '["r1", "s7"]'})
+    'region_seed(r1,s7)'
+    """
+    try:
         values = json.loads(row["values"]) if isinstance(row["values"], str) else row["values"]
         if isinstance(values, dict):
             values = list(values.values())
         if row["relation"] == "link":
             return f"link({values[0]}→{values[1]})"
-        key = values[: len(BASE_KEYS[row["relation"]])]
+        key = values[: len(BASE_KEYS.get(row["relation"], values))]
         return f"{row['relation']}({','.join(str(v) for v in key)})"
+    except (ValueError, TypeError, IndexError, KeyError):
+        return str(row["var"])
+
+
+class LakeProvenance:
+    """Provenance of the published views of one lake, as of one committed batch (the last, or
+    the one whose table versions are ``versions``), decoded as questions need it.
+
+    A view's rows are read on first use, with their stored bytes; a question decodes only the
+    rows it needs (:meth:`what_if`: the rows whose formula mentions a deleted variable, found
+    by the name index of :class:`~aspen.pipeline.provenance_index.ViewRows`; :meth:`explain`:
+    the matching rows), and a decoded row is kept. :meth:`warm` decodes the rest, a run of rows
+    at a time. :meth:`advance` derives the reading of a later batch from this one.
+
+    Thread-safe: the manager is used only under :attr:`lock` (shared by the readings derived
+    from one another), taken per question and per run of the warm-up, so one object can serve
+    every session of a dashboard server (:func:`shared_provenance`) and a question asked during
+    the warm-up waits for one run at most.
+    """
+
+    def __init__(self, settings: Settings, backend: str | None = None,
+                 versions: ProvenanceVersions | None = None) -> None:
+        self.settings = settings
+        self._pin = pin_lake(settings, versions)
+        self._registry = Registry.read(settings, self._pin.variables)
+        self._start(_Core(backend))
+
+    def _start(self, core: _Core) -> None:
+        self._core = core
+        self.manager = core.manager
+        self.lock = core.lock
+        self.warm_seconds: float | None = None
+        #: how this reading was derived from an earlier one (None: read afresh)
+        self.followed: Followed | None = None
+        self._views: dict[str, ViewRows] = {}
+        self._rows_lock = threading.RLock()  # reading views; taken before :attr:`lock`
+        self._registry_lock = threading.Lock()  # parsing the registry; taken after it
+        self._live: list[tuple[str, str, list[str]]] | None = None
+        self._descriptions: dict[str, str] | None = None
+
+    @property
+    def batch(self) -> int:
+        """The committed batch this reading is as of (0: none yet)."""
+        return self._pin.batch
+
+    # -- base tuples ---------------------------------------------------------------------------
+    def describe(self, var: str) -> str:
+        """A base variable as the tuple it stands for, e.g. ``link(n1→n2)``."""
+        with self._registry_lock:
+            if self._descriptions is None:
+                found: dict[str, str] = {}
+                for row in self._registry.frame.to_dict("records"):
+                    found.setdefault(str(row["var"]), _described(row))
+                self._descriptions = found
+            return self._descriptions.get(var, var)
 
     def _live_rows(self) -> list[tuple[str, str, list[str]]]:
         """``(relation, var, values as text)`` of every live instance, parsed once."""
-        if self._live is None:
-            live = self._variables[self._variables["deleted_batch"].isna()]
-            self._live = []
-            for row in live.to_dict("records"):
-                values = row["values"]
-                values = json.loads(values) if isinstance(values, str) else values
-                if isinstance(values, dict):
-                    values = list(values.values())
-                self._live.append((str(row["relation"]), str(row["var"]),
-                                   [str(v) for v in values]))
-        return self._live
+        with self._registry_lock:
+            if self._live is None:
+                variables = self._registry.frame
+                live = variables[variables["deleted_batch"].isna()]
+                found = []
+                for row in live.to_dict("records"):
+                    values = row["values"]
+                    values = json.loads(values) if isinstance(values, str) else values
+                    if isinstance(values, dict):
+                        values = list(values.values())
+                    found.append((str(row["relation"]), str(row["var"]),
+                                  [str(v) for v in values]))
+                self._live = found
+            return self._live
 
-    @_locked
     def live_vars_of(self, relation: str, key: tuple[str, ...]) -> set[str]:
         """The live variables of a base tuple named on the command line."""
         found: set[str] = set()
@@ -173,27 +220,64 @@ class LakeProvenance:
         return found
 
     # -- views -----------------------------------------------------------------------------------
-    def _frame(self, view: str) -> Any:
-        if view not in self._frames:
-            self._frames[view] = read_committed(self.settings, check_view(view))
-        return self._frames[view]
+    def _rows(self, view: str) -> ViewRows:
+        """``view``'s rows with their bytes, read once (nothing decoded)."""
+        with self._rows_lock:
+            rows = self._views.get(view)
+            if rows is None:
+                frame = read_committed(self.settings, check_view(view),
+                                       versions=self._pin.versions)
+                rows = self._views[view] = ViewRows.from_frame(view, frame)
+            return rows
 
-    def _decode_rows(self, view: str, rows: list[dict[str, Any]]) -> dict[tuple, Any]:
-        stored = [(row_to_tuple(view, row), bytes(row["provenance"]))
-                  for row in rows if row.get("provenance") is not None]
-        encodings = [data for _, data in stored]
-        self.manager.declare_in_order(stored_order(encodings, min_bytes=STORED_ORDER_BYTES))
-        formulas = self.manager.decode_each(encodings)
-        return {key: formula for (key, _), formula in zip(stored, formulas, strict=True)}
+    def _decode(self, rows: ViewRows, keys: Iterable[tuple], order: bool = True) -> int:
+        """Decode those of ``keys`` not decoded yet (the caller holds :attr:`lock`); ``order``:
+        declare their new variables in their stored order first. Returns how many."""
+        todo = rows.undecoded(keys)
+        if not todo:
+            return 0
+        encodings = [rows.data[key] for key in todo]
+        if order:
+            self.manager.declare_in_order(stored_order(encodings, min_bytes=STORED_ORDER_BYTES))
+        for key, formula in zip(todo, self.manager.decode_each(encodings), strict=True):
+            rows.decoded[key] = formula
+        return len(todo)
 
-    @_locked
+    def _decode_all(self, rows: ViewRows) -> None:
+        """Decode every row of ``rows`` not decoded yet, :data:`WARM_CHUNK_BYTES` of stored
+        bytes under the lock at a time (the new variables declared in the stored order of all
+        of them first)."""
+        todo = rows.undecoded()
+        if not todo:
+            return
+        order = stored_order([rows.data[key] for key in todo], min_bytes=STORED_ORDER_BYTES)
+        with self.lock:
+            self.manager.declare_in_order(order)
+        for run in chunks(todo, rows.data, WARM_CHUNK_BYTES):
+            self._decode_run(rows, run)
+
+    def _decode_run(self, rows: ViewRows, keys: list[tuple]) -> None:
+        """One run of the warm-up: the lock is free again between two runs."""
+        with self.lock:
+            self._decode(rows, keys, order=False)
+
+    def tuples(self, view: str) -> list[tuple]:
+        """Every tuple of ``view`` that carries a formula, without decoding any."""
+        return self._rows(view).with_formula()
+
+    def decoded_count(self, view: str) -> int:
+        """How many rows of ``view`` are decoded so far."""
+        rows = self._rows(view)
+        with self.lock:
+            return len(rows.decoded)
+
     def formulas(self, view: str) -> dict[tuple, Any]:
-        """Every tuple of ``view`` with its decoded formula."""
-        if view not in self._formulas:
-            self._formulas[view] = self._decode_rows(view, self._frame(view).to_dict("records"))
-        return self._formulas[view]
+        """Every tuple of ``view`` with its decoded formula (decodes the whole view)."""
+        rows = self._rows(view)
+        self._decode_all(rows)
+        with self.lock:
+            return {key: rows.decoded[key] for key in rows.data if key in rows.decoded}
 
-    @_locked
     def matching(self, view: str, key: tuple[str, ...]) -> dict[tuple, Any]:
         """Tuples of ``view`` whose leading attributes equal ``key``, with their formulas.
 
@@ -203,21 +287,15 @@ class LakeProvenance:
         if len(key) > len(columns):
             raise ConfigError(
                 f"{view} has {len(columns)} attributes ({', '.join(columns)}); got {len(key)}")
-        if view in self._formulas:
-            found = {t: f for t, f in self._formulas[view].items()
-                     if tuple(str(v) for v in t[: len(key)]) == key}
-        else:
-            frame = self._frame(view)
-            mask = None
-            for column, value in zip(columns, key, strict=False):
-                hit = frame[column].astype(str) == value
-                mask = hit if mask is None else mask & hit
-            found = self._decode_rows(view, frame[mask].to_dict("records"))
+        rows = self._rows(view)
+        keys = [t for t in rows.with_formula() if tuple(str(v) for v in t[: len(key)]) == key]
+        with self.lock:
+            self._decode(rows, keys)
+            found = {t: rows.decoded[t] for t in keys}
         if not found:
             raise UnknownKeyError(f"{view} has no tuple {' '.join(key)}")
         return dict(sorted(found.items(), key=lambda item: repr(item[0])))
 
-    @_locked
     def explain(self, view: str, key: tuple[str, ...], limit: int = 20) -> list[Explanation]:
         """Minimal witnesses and critical base tuples of the tuples of ``view`` matching ``key``."""
         from aspen.provenance.explain import minimal_witnesses
@@ -226,66 +304,100 @@ class LakeProvenance:
             raise ConfigError(f"{view} carries no provenance to explain; "
                               f"try one of {', '.join(PROVENANCE_VIEWS)}")
         out = []
-        for values, formula in self.matching(view, key).items():
-            # witnesses and critical tuples are shown per base *tuple*: the instances (variables)
-            # of one renewed link are the same link to an operator
-            by_tuple: dict[str, set[str]] = {}
-            for var in self.manager.support(formula):
-                by_tuple.setdefault(self.describe(var), set()).add(var)
-            var_witnesses = minimal_witnesses(self.manager, formula, limit=4 * limit + 1)
-            tuple_sets = {frozenset(self.describe(v) for v in w) for w in var_witnesses}
-            minimal = sorted(
-                (w for w in tuple_sets if not any(o < w for o in tuple_sets)),
-                key=lambda w: (len(w), sorted(w)),
-            )
-            critical = [
-                name for name, vars_ in sorted(by_tuple.items())
-                if self.manager.is_false(self.manager.restrict_false(formula, vars_))
-            ]
-            out.append(
-                Explanation(
-                    view,
-                    values,
-                    [sorted(w) for w in minimal[:limit]],
-                    critical,
-                    truncated=len(minimal) > limit or len(var_witnesses) > 4 * limit,
+        found = self.matching(view, key)
+        with self.lock:
+            for values, formula in found.items():
+                # witnesses and critical tuples are shown per base *tuple*: the instances
+                # (variables) of one renewed link are the same link to an operator
+                by_tuple: dict[str, set[str]] = {}
+                for var in self.manager.support(formula):
+                    by_tuple.setdefault(self.describe(var), set()).add(var)
+                var_witnesses = minimal_witnesses(self.manager, formula, limit=4 * limit + 1)
+                tuple_sets = {frozenset(self.describe(v) for v in w) for w in var_witnesses}
+                minimal = sorted(
+                    (w for w in tuple_sets if not any(o < w for o in tuple_sets)),
+                    key=lambda w: (len(w), sorted(w)),
                 )
-            )
+                critical = [
+                    name for name, vars_ in sorted(by_tuple.items())
+                    if self.manager.is_false(self.manager.restrict_false(formula, vars_))
+                ]
+                out.append(
+                    Explanation(
+                        view,
+                        values,
+                        [sorted(w) for w in minimal[:limit]],
+                        critical,
+                        truncated=len(minimal) > limit or len(var_witnesses) > 4 * limit,
+                    )
+                )
         return out
 
-    @_locked
     def what_if(self, deleted: set[str],
                 views: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
-        """Per view, the tuples that would disappear if the ``deleted`` variables died."""
-        from aspen.provenance.explain import build_var_index, what_if
+        """Per view, the tuples that would disappear if the ``deleted`` variables died.
+
+        Only the rows whose formula mentions a deleted variable are decoded (and kept): the
+        others cannot become false.
+        """
+        from aspen.provenance.explain import what_if
 
         lost: dict[str, list[tuple]] = {}
         for view in views or tuple(v for v in VIEWS if v in PROVENANCE_VIEWS):
             if not table_exists(self.settings, view):
                 continue
-            formulas = self.formulas(view)
-            if view not in self._indexes:  # built once: later questions touch only candidates
-                self._indexes[view] = build_var_index(self.manager, formulas)
-            gone = what_if(self.manager, formulas, deleted, self._indexes[view])
+            rows = self._rows(view)
+            candidates = rows.candidates(deleted)
+            with self.lock:
+                self._decode(rows, candidates)
+                formulas = {key: rows.decoded[key] for key in candidates}
+                gone = what_if(self.manager, formulas, deleted)
             lost[view] = sorted(gone, key=repr)
         return lost
 
-    @_locked
     def warm(self) -> float:
-        """Decode every provenance view and index it for what-if questions, so the first
-        question is answered from memory; returns the seconds it took (also kept in
-        :attr:`warm_seconds`)."""
-        from aspen.provenance.explain import build_var_index
-
+        """Decode every provenance view and index it for what-if questions, so later questions
+        are answered from memory; returns the seconds it took (also kept in
+        :attr:`warm_seconds`). Rows already decoded (by questions, or by the reading this one
+        was derived from) are not decoded again; the lock is taken per run of rows, so
+        questions asked meanwhile are answered between two runs."""
         started = time.perf_counter()
         for view in PROVENANCE_VIEWS:
             if view in VIEWS and table_exists(self.settings, view):
-                formulas = self.formulas(view)
-                if view not in self._indexes:
-                    self._indexes[view] = build_var_index(self.manager, formulas)
+                rows = self._rows(view)
+                self._decode_all(rows)
+                rows.names()
         self._live_rows()
         self.warm_seconds = time.perf_counter() - started
         return self.warm_seconds
+
+    # -- following the batches -------------------------------------------------------------
+    def advance(self, versions: ProvenanceVersions | None = None) -> LakeProvenance:
+        """The lake's provenance as of ``versions`` (default: the last committed batch),
+        derived from this reading: the views read so far take the rows the later batches
+        upserted and deleted (from the change log; decoded into the same manager when asked),
+        unchanged rows keep their decoded formulas, and the registry re-reads only its new
+        files. When the log cannot say what changed (a compaction or rebuild in between, the
+        log rewritten, the lake moved back) the result is a fresh reading. Both readings stay
+        valid; they share :attr:`manager` and :attr:`lock`."""
+        pin = pin_lake(self.settings, versions)
+        with self._rows_lock:
+            views = dict(self._views)
+        changes = log_changes(self.settings, self._pin, pin, views)
+        if changes is None:
+            return LakeProvenance(self.settings, self.manager.backend, versions)
+        later = LakeProvenance.__new__(LakeProvenance)
+        later.settings = self.settings
+        later._pin = pin
+        later._registry = self._registry.at(self.settings, pin.variables)
+        later._start(self._core)
+        with self.lock:
+            for view, rows in views.items():
+                changed = changes.get(view)
+                later._views[view] = rows.with_changes(changed) if changed else rows
+        reread = 0 if later._registry is self._registry else later._registry.reread
+        later.followed = Followed(self._pin.batch, pin.batch, changed_rows(changes), reread)
+        return later
 
 
 #: Cache key of a lake's provenance: ``(table, version)`` of each provenance table that exists.
@@ -314,8 +426,10 @@ _shared_lock = threading.Lock()
 
 
 def shared_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:
-    """The one :class:`LakeProvenance` of ``lake`` at ``versions`` in this process: decoded
-    once per lake version, whichever thread (dashboard session, warming thread) asks first.
+    """The one :class:`LakeProvenance` of ``lake`` at ``versions`` in this process, whichever
+    thread (dashboard session, warming thread) asks first. A new version is derived from the
+    latest one kept (:meth:`LakeProvenance.advance`: after a batch only its changed rows are
+    decoded again), else read afresh.
 
     >>> shared_provenance("/nonexistent/lake", ())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -325,7 +439,9 @@ def shared_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance
     with _shared_lock:
         found = _shared.get(key)
         if found is None:
-            found = _shared[key] = LakeProvenance(Settings(lake=lake))
+            earlier = [p for (name, _), p in _shared.items() if name == lake]
+            base = max(earlier, key=lambda p: p.batch) if earlier else None
+            found = _shared[key] = _derived(base, lake, versions)
             while len(_shared) > SHARED_KEPT:
                 _shared.popitem(last=False)
         else:
@@ -333,11 +449,24 @@ def shared_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance
         return found
 
 
+def _derived(base: LakeProvenance | None, lake: str,
+             versions: ProvenanceVersions) -> LakeProvenance:
+    """``base`` advanced to ``versions``; a fresh reading without a base, or when advancing
+    fails (the fresh reading then says what is wrong with the lake)."""
+    if base is not None:
+        try:
+            return base.advance(versions)
+        except (AspenError, DeltaError, OSError, ValueError):
+            pass
+    return LakeProvenance(Settings(lake=lake), versions=versions)
+
+
 def keep_warm(settings: Settings, every_s: float, stop: threading.Event,
               on_warm: Callable[[ProvenanceVersions, float], None] | None = None) -> None:
     """Until ``stop`` is set: whenever the lake's provenance tables get a new version, decode
-    them (:meth:`LakeProvenance.warm`) before anyone asks; checks every ``every_s`` seconds.
-    A lake without provenance yet, or one that cannot be read, is looked at again later."""
+    them (:meth:`LakeProvenance.warm` of the shared reading, derived from the last one: after a
+    batch, its changed rows) before anyone asks; checks every ``every_s`` seconds. A lake
+    without provenance yet, or one that cannot be read, is looked at again later."""
     warmed: ProvenanceVersions | None = None
     while not stop.is_set():
         try:
