@@ -1,7 +1,8 @@
 """Provenance per variable order on lakes the pipeline wrote: before (arrival) and after (DFS).
 
     .venv/bin/python benchmarks/provenance_order.py [--lakes demo,dense,n1000]
-        [--orders arrival,bfs,dfs] [--root DIR] [--limit SECONDS] [--sift] [--out FILE.json]
+        [--orders arrival,bfs,dfs] [--root DIR] [--limit SECONDS] [--sift] [--reuse]
+        [--out FILE.json]
 
 Builds one lake per lake kind and order (the demo through Airflow and spark-submit; the dense
 and 1,000-node lakes in process), measures each (bytes and BDD nodes per view, warm-up,
@@ -36,12 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=None, help="where the lakes are built")
     parser.add_argument("--limit", type=float, default=1800.0, help="seconds per lake build")
     parser.add_argument("--sift", action="store_true", help="also count nodes after sifting")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure the lakes an earlier run built under --root again")
     parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
     args = parser.parse_args(argv)
     lakes = _names(args.lakes, list(LAKES), "lakes")
     orders = _names(args.orders, VARIABLE_ORDERS, "orders")
     root = args.root or Path(tempfile.mkdtemp(prefix="aspen-provenance-order-"))
     result = provenance_order(root, lakes, orders, sift=args.sift, limit_s=args.limit,
+                              reuse=args.reuse,
                               say=lambda line: print(f"... {line}", file=sys.stderr, flush=True))
     for line in target_lines(result):
         print(line)
