@@ -123,6 +123,12 @@ def _show(args: argparse.Namespace, settings: Settings) -> int:
     print("  outputs: " + ", ".join(f"{o.name} = {o.sql}" for o in spec.outputs)
           + (f"; group by {', '.join(spec.group_by)}" if spec.group_by else "")
           + ("; distinct" if spec.distinct else ""))
+    from aspen.queries.incremental.compile import NotIncremental, compile_query
+
+    compiled = compile_query(parsed)
+    print("  maintained: " + (f"recomputed on Spark after every batch ({compiled.reason})"
+                              if isinstance(compiled, NotIncremental) else
+                              "incrementally after every batch (state + merge, in process)"))
     if entry.plan is None or entry.stats is None:
         print("  plan: none yet (aspen query plan NAME)")
     else:

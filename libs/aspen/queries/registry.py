@@ -165,9 +165,9 @@ def store_plan(settings: Settings, name: str, plan: dict[str, Any], cost: float,
 
 def drop(settings: Settings, name: str) -> bool:
     """Unregister ``name``, forget its saved optimizer, and delete its result table ``q_<name>``
-    when the lake is local (elsewhere the table stays: delete it with the store's tools);
-    whether a result table was deleted. Its rows in ``query_runs`` and ``plans`` stay, as
-    history; its last status (``query_status``) goes."""
+    and its incremental state ``qstate_<name>`` when the lake is local (elsewhere the tables
+    stay: delete them with the store's tools); whether a result table was deleted. Its rows in
+    ``query_runs`` and ``plans`` stay, as history; its last status (``query_status``) goes."""
     def remove(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
         if name not in rows:
             raise _unknown(name, rows)
@@ -180,6 +180,13 @@ def drop(settings: Settings, name: str) -> bool:
 
     drop_state(settings, name)
     forget_status(settings, name)
+    from aspen.queries.incremental.maintain import forget_held
+    from aspen.queries.incremental.store import state_table
+
+    forget_held()
+    state = settings.local_table_path(state_table(name))
+    if state is not None and (Path(state) / "_delta_log").is_dir():
+        shutil.rmtree(state)
     path = settings.local_table_path(result_table(name))
     if path is not None and (Path(path) / "_delta_log").is_dir():
         shutil.rmtree(path)

@@ -6,8 +6,11 @@ last run observed), asks the optimizer for the best plan and stores it in ``quer
 :func:`run_query` runs a query with its stored plan (planning it first when it has none, or
 when asked to plan again). :func:`run_registered` runs every registered query, each under a
 time limit (:mod:`aspen.queries.guard`: its Spark job group is cancelled when the limit passes)
-and catching every error per query, then appends the round's ``query_runs`` rows in one commit
-and records each query's outcome in ``query_status`` (:mod:`aspen.queries.status`) in another.
+and catching every error per query — after a maintained batch a query the incremental compiler
+accepts is brought to that batch in process by its state (:mod:`aspen.queries.incremental`,
+no Spark), the others are recomputed on Spark — then appends the round's ``query_runs`` rows in
+one commit and records each query's outcome in ``query_status`` (:mod:`aspen.queries.status`)
+in another.
 :func:`run_round` is that round as lines to print — what the query worker
 (:mod:`aspen.queries.worker`) runs after maintained batches, outside the maintainer's lease.
 
@@ -25,9 +28,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from aspen.errors import LakeError
 from aspen.optimizer.stats import Stats
 from aspen.queries.execute import RunReport, execute
 from aspen.queries.guard import run_limited, time_limit_from_env
+from aspen.queries.incremental.expr import NotIncrementalError
+from aspen.queries.incremental.maintain import IncrementalReport, maintain_incremental
 from aspen.queries.planner import DEFAULT_METHOD, choose_plan
 from aspen.queries.registry import get_query, list_queries
 from aspen.queries.reoptimize import record_plan
@@ -71,7 +77,7 @@ class QueryOutcome:
     """
 
     name: str
-    report: RunReport | None
+    report: RunReport | IncrementalReport | None
     error: Exception | None = None
     timed_out: bool = False
     seconds: float = 0.0
@@ -100,14 +106,16 @@ class QueryOutcome:
 
         if self.report is None:
             return f"  query {self.name}: {self.status}: {self.reason}"
+        if isinstance(self.report, IncrementalReport):
+            return f"  query {self.report.line()}"
         planned = "" if self.report.matches else " (not every join ran as planned)"
         return (f"  query {self.name}: {self.report.result_rows} rows into "
                 f"{result_table(self.name)} in {self.report.seconds:.2f} s{planned}")
 
     def to_status(self, batch_id: int | None) -> QueryStatus:
         """The row of ``query_status`` this outcome records."""
-        return QueryStatus(self.name, self.status, self.reason, batch_id,
-                           None if self.report is None else self.report.run_id,
+        run_id = self.report.run_id if isinstance(self.report, RunReport) else None
+        return QueryStatus(self.name, self.status, self.reason, batch_id, run_id,
                            datetime.now(UTC), float(self.seconds))
 
 
@@ -164,7 +172,19 @@ def spark_runner(spark: SparkSession, settings: Settings, batch_id: int | None,
     return run_one, context.cancelJobGroup
 
 
-def run_registered(spark: SparkSession | None, settings: Settings, batch_id: int | None = None,
+def _incremental(settings: Settings, name: str, parsed: ParsedQuery,
+                 batch_id: int) -> IncrementalReport | None:
+    """Bring ``name`` to batch ``batch_id`` by its state, in process; None when the query is
+    not maintained incrementally, or the lake cannot give the batch's changes (a batch not
+    committed, a table missing): it is then recomputed."""
+    try:
+        return maintain_incremental(settings, name, parsed, batch_id)
+    except (NotIncrementalError, LakeError):
+        return None
+
+
+def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, settings: Settings,
+                   batch_id: int | None = None,
                    replan: bool = False, *, time_limit: float | None = None,
                    run_one: RunOne | None = None, cancel: Cancel | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> list[QueryOutcome]:
@@ -173,28 +193,41 @@ def run_registered(spark: SparkSession | None, settings: Settings, batch_id: int
     the limit cancels it — is reported and recorded, and the others still run. The round's
     ``query_runs`` rows are appended in one commit, every query's outcome is recorded in
     ``query_status`` in one more. ``run_one``/``cancel`` replace the Spark runner (tests);
-    once ``should_stop()`` says so, the queries not yet started are left out (not recorded)."""
+    once ``should_stop()`` says so, the queries not yet started are left out (not recorded).
+    After a maintained batch (``batch_id``, not ``replan``) each query is first tried
+    incrementally in process; ``spark`` may be a function giving the session, called only
+    when a query must be recomputed."""
     from aspen.queries.runs import append_runs
     from aspen.queries.status import record_statuses
 
     entries = list_queries(settings)
     if not entries:
         return []
-    if run_one is None or cancel is None:
-        if spark is None:
-            raise ValueError("run_registered needs a SparkSession or run_one and cancel")
-        run_one, cancel = spark_runner(spark, settings, batch_id, replan)
+    if (run_one is None or cancel is None) and spark is None:
+        raise ValueError("run_registered needs a SparkSession or run_one and cancel")
     round_id = uuid.uuid4().hex[:8]
     out = []
     for entry in entries:
         if should_stop():
             break
+        if batch_id is not None and not replan:
+            done = run_limited(lambda e=entry: _incremental(settings, e.name, e.parsed(),
+                                                            batch_id), time_limit, lambda: None)
+            if done.value is not None or done.error is not None or done.timed_out:
+                out.append(QueryOutcome(entry.name, done.value, done.error, done.timed_out,
+                                        done.seconds, time_limit))
+                continue
+        if run_one is None or cancel is None:
+            assert spark is not None
+            session = spark if hasattr(spark, "sparkContext") else spark()  # type: ignore[operator]
+            run_one, cancel = spark_runner(session, settings, batch_id, replan)
         group = f"aspen-query-{entry.name}-{round_id}"
-        done = run_limited(lambda n=entry.name, g=group: run_one(n, g), time_limit,
-                           lambda g=group: cancel(g))
+        run, stop = run_one, cancel
+        done = run_limited(lambda n=entry.name, g=group, r=run: r(n, g), time_limit,
+                           lambda g=group, c=stop: c(g))
         out.append(QueryOutcome(entry.name, done.value, done.error, done.timed_out,
                                 done.seconds, time_limit))
-    rows = [node for o in out if o.report is not None for node in o.report.nodes]
+    rows = [node for o in out if isinstance(o.report, RunReport) for node in o.report.nodes]
     if rows:
         append_runs(settings, rows)
     record_statuses(settings, [o.to_status(batch_id) for o in out])
@@ -214,10 +247,9 @@ def run_round(settings: Settings, batch_id: int, spark: Callable[[], SparkSessio
     """
     if not list_queries(settings):
         return []
-    session = spark() if run_one is None else None
     return [outcome.line() for outcome in run_registered(
-        session, settings, batch_id, time_limit=time_limit, run_one=run_one, cancel=cancel,
-        should_stop=should_stop)]
+        None if run_one is not None else spark, settings, batch_id, time_limit=time_limit,
+        run_one=run_one, cancel=cancel, should_stop=should_stop)]
 
 
 def run_after_batch(settings: Settings, batch_id: int) -> list[str]:
