@@ -131,6 +131,7 @@ class LocalBatch:
         self._records: dict[str, list[dict[str, Any]]] = {}
         self._force = False  # the next batch rebuilds, whatever is held or stored
         self._fresh_state = False  # this batch writes engine_state afresh (a forced rebuild)
+        self._reordered = False  # this batch moved variables: engine_state is written
 
     # -- read --------------------------------------------------------------------------------
     def read(self, settings: Settings, last: ledger.LedgerEntry, through: int,
@@ -141,6 +142,7 @@ class LocalBatch:
 
         forced, self._force = self._force, False
         self._fresh_state = forced
+        self._reordered = False
         held = self._held == _state_key(settings.lake_uri, last) and self._runtime is not None \
             and not forced
         if not held:
@@ -241,6 +243,7 @@ class LocalBatch:
             if runtime.placement_migrated or runtime.placement.drift() > RELABEL_DRIFT:
                 report.relabelled = runtime.relabel()
                 runtime.placement_migrated = False
+                self._reordered = True  # the stored state's order is stale: write it now
             for view in self.views:
                 frame = view_frame(view, current[view], runtime.manager, entry.batch_id,
                                    self._placement[view])
@@ -293,7 +296,7 @@ class LocalBatch:
         import pyarrow as pa
         from deltalake import write_deltalake
 
-        if not self._rebuild and 0 <= self._state_batch and \
+        if not self._rebuild and not self._reordered and 0 <= self._state_batch and \
                 entry.batch_id - self._state_batch < STATE_EVERY:
             return
         runtime = self._require()
