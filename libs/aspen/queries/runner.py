@@ -187,16 +187,17 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
                    batch_id: int | None = None,
                    replan: bool = False, *, time_limit: float | None = None,
                    run_one: RunOne | None = None, cancel: Cancel | None = None,
-                   should_stop: Callable[[], bool] = lambda: False) -> list[QueryOutcome]:
+                   should_stop: Callable[[], bool] = lambda: False,
+                   incremental: bool = True) -> list[QueryOutcome]:
     """Run every registered query (by name), each within ``time_limit`` seconds (None: no
     limit); a query that fails — its SQL is refused, a table it reads is missing, Spark fails,
     the limit cancels it — is reported and recorded, and the others still run. The round's
     ``query_runs`` rows are appended in one commit, every query's outcome is recorded in
     ``query_status`` in one more. ``run_one``/``cancel`` replace the Spark runner (tests);
     once ``should_stop()`` says so, the queries not yet started are left out (not recorded).
-    After a maintained batch (``batch_id``, not ``replan``) each query is first tried
-    incrementally in process; ``spark`` may be a function giving the session, called only
-    when a query must be recomputed."""
+    After a maintained batch (``batch_id``, not ``replan``, ``incremental``) each query is
+    first tried incrementally in process; ``spark`` may be a function giving the session,
+    called only when a query must be recomputed."""
     from aspen.queries.runs import append_runs
     from aspen.queries.status import record_statuses
 
@@ -210,7 +211,7 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     for entry in entries:
         if should_stop():
             break
-        if batch_id is not None and not replan:
+        if batch_id is not None and incremental and not replan:
             done = run_limited(lambda e=entry: _incremental(settings, e.name, e.parsed(),
                                                             batch_id), time_limit, lambda: None)
             if done.value is not None or done.error is not None or done.timed_out:
