@@ -27,9 +27,9 @@ from typing import Any
 from aspen.catalog import VIEWS
 from aspen.lake.committed import read_committed
 from aspen.lake.deltars import read_table, table_exists
-from aspen.pipeline.lake_provenance import STORED_ORDER_BYTES, LakeProvenance
+from aspen.pipeline.lake_provenance import LakeProvenance
 from aspen.provenance.bdd import ProvenanceManager
-from aspen.provenance.codec import stored_order
+from aspen.provenance.codec import names_order
 from aspen.settings import Settings
 
 __all__ = ["lake_description", "median_int", "provenance_size", "view_sizes"]
@@ -92,7 +92,7 @@ def view_sizes(settings: Settings, view: str, sift: bool = True) -> dict[str, An
     manager = ProvenanceManager()
     manager.fix_order()
     decode_s, formulas = _timed(lambda: (
-        manager.declare_in_order(stored_order(encodings, min_bytes=STORED_ORDER_BYTES)),
+        manager.declare_in_order(names_order(encodings)),
         manager.decode_each(encodings))[1])
     stored = [_dag_size(f) for f in formulas]
     out: dict[str, Any] = {

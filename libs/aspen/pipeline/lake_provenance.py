@@ -40,7 +40,7 @@ from aspen.pipeline.provenance_follow import (
 )
 from aspen.pipeline.provenance_index import ViewRows, chunks
 from aspen.provenance.bdd import ProvenanceManager
-from aspen.provenance.codec import stored_order
+from aspen.provenance.codec import names_order
 from aspen.settings import Settings
 
 __all__ = [
@@ -61,8 +61,6 @@ BASE_KEYS: dict[str, tuple[str, ...]] = {
     "region_seed": ("region", "id"),
     "node": ("id",),  # every link into or out of a node
 }
-#: Formulas at least this long (bytes) fix the decoding order (:func:`stored_order`).
-STORED_ORDER_BYTES = 4096
 #: The warm-up decodes this many stored bytes under the lock at a time (a longer row alone).
 WARM_CHUNK_BYTES = 1 << 20
 #: Views explanations and what-if read: every view (those whose rows carry no formula, the
@@ -112,7 +110,7 @@ class _Core:
 
     def __init__(self, backend: str | None) -> None:
         self.manager = ProvenanceManager(backend)
-        self.manager.fix_order()  # decode node by node in the stored order (stored_order)
+        self.manager.fix_order()  # decode node by node in the stored order (names_order)
         self.lock = threading.RLock()
 
 
@@ -238,7 +236,7 @@ class LakeProvenance:
             return 0
         encodings = [rows.data[key] for key in todo]
         if order:
-            self.manager.declare_in_order(stored_order(encodings, min_bytes=STORED_ORDER_BYTES))
+            self.manager.declare_in_order(names_order(encodings))
         for key, formula in zip(todo, self.manager.decode_each(encodings), strict=True):
             rows.decoded[key] = formula
         return len(todo)
@@ -250,7 +248,7 @@ class LakeProvenance:
         todo = rows.undecoded()
         if not todo:
             return
-        order = stored_order([rows.data[key] for key in todo], min_bytes=STORED_ORDER_BYTES)
+        order = names_order([rows.data[key] for key in todo])
         with self.lock:
             self.manager.declare_in_order(order)
         for run in chunks(todo, rows.data, WARM_CHUNK_BYTES):

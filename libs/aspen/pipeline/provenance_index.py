@@ -92,8 +92,20 @@ class ViewRows:
 
     def candidates(self, variables: Iterable[str]) -> set[tuple]:
         """The keys whose formula mentions one of ``variables``: the only rows whose formula a
-        deletion of them can make false."""
-        index = self.names()
+        deletion of them can make false. Without the name index built yet, one vectorised
+        pass over the rows' name lists answers (a first question does not build the index).
+
+        >>> from aspen.provenance.bdd import ProvenanceManager
+        >>> m = ProvenanceManager(backend="python")
+        >>> rows = ViewRows("reachable", {("a", "b"): m.encode(m.var("x")),
+        ...                               ("b", "c"): m.encode(m.var("y")), ("c", "d"): None})
+        >>> rows.candidates({"y", "z"})
+        {('b', 'c')}
+        """
+        with self._names_lock:
+            index = self._names
+        if index is None:
+            return _rows_naming(self.data, set(variables))
         out: set[tuple] = set()
         for name in variables:
             out |= index.get(name, set())
@@ -166,6 +178,18 @@ def frame_keys(view: str, frame: pd.DataFrame) -> list[tuple]:
         else:
             columns.append([str(cell) for cell in cells])
     return list(zip(*columns, strict=True)) if columns else []
+
+
+def _rows_naming(data: Mapping[tuple, bytes | None], wanted: set[str]) -> set[tuple]:
+    """The keys whose bytes name one of ``wanted``, every row's names read at once."""
+    import numpy as np
+
+    keys = [key for key, stored in data.items() if stored is not None]
+    rows, ids, names = name_occurrences([data[key] for key in keys])
+    hits = [i for i, name in enumerate(names) if name in wanted]
+    if not hits:
+        return set()
+    return {keys[row] for row in np.unique(rows[np.isin(ids, hits)]).tolist()}
 
 
 def _name_index(data: Mapping[tuple, bytes | None]) -> dict[str, set[tuple]]:

@@ -26,10 +26,16 @@ from aspen.provenance.codec import (
     Formula,
     decode,
     decode_forest_portable,
+    names_order,
     node_list,
     portable_bytes,
 )
-from aspen.provenance.forest_native import encode_each_native, encode_native, forest_decoder
+from aspen.provenance.forest_native import (
+    decode_each_native,
+    encode_each_native,
+    encode_native,
+    forest_decoder,
+)
 
 __all__ = [
     "BACKENDS", "Formula", "ProvenanceManager", "decode", "decode_forest", "default_backend",
@@ -249,14 +255,19 @@ class ProvenanceManager:
         return decode(self, data)
 
     def decode_each(self, encodings: Sequence[bytes]) -> list[Formula]:
-        """``[self.decode(d) for d in encodings]``; with CUDD, each through the compiled forest
-        decoder (a formula's bytes are a one-root forest's, less the root count).
+        """``[self.decode(d) for d in encodings]``; with CUDD, all of them in one compiled call
+        (:func:`~aspen.provenance.forest_native.decode_each_native`).
 
         >>> m = ProvenanceManager(backend="python")
         >>> x, y = m.var("x"), m.var("y")
         >>> m.decode_each([m.encode(m.or_(x, y)), m.encode(m.true)]) == [m.or_(x, y), m.true]
         True
         """
+        many = decode_each_native(self, encodings)
+        if many is not None:
+            return many
+        if encodings:  # new variables where every row's node list rebuilds node by node
+            self.declare_in_order(names_order(encodings))
         native = forest_decoder(self)
         if native is None:
             return [decode(self, data) for data in encodings]
@@ -264,7 +275,7 @@ class ProvenanceManager:
 
     def declare_in_order(self, names: Sequence[str]) -> None:
         """Declare the new ones of ``names``, in this order, at the bottom of the current order
-        (declared variables keep their levels): with :func:`~aspen.provenance.codec.stored_order`
+        (declared variables keep their levels): with :func:`~aspen.provenance.codec.names_order`
         before decoding, stored node lists rebuild node by node.
 
         >>> m = ProvenanceManager(backend="python")

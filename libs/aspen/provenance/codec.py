@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOREST_MAGIC", "MAGIC", "Formula", "decode", "decode_forest_portable", "get_varint",
-    "name_bytes", "name_occurrences", "node_list", "portable_bytes", "read_names",
-    "stored_order",
+    "listed_order", "name_bytes", "name_layout", "name_occurrences", "names_order", "node_list",
+    "portable_bytes", "read_names", "stored_order",
 ]
 
 Formula = Any  # a ``dd`` Function of a :class:`~aspen.provenance.bdd.ProvenanceManager`
@@ -219,10 +219,27 @@ def name_occurrences(encodings: Sequence[bytes]) -> tuple[Any, Any, list[str]]:
     >>> sorted((int(r), names[i]) for r, i in zip(rows, ids))
     [(0, 'a'), (0, 'bb'), (1, 'bb')]
     """
+    rows, _places, ids, names, _after = name_layout(encodings)
+    return rows, ids, names
+
+
+def name_layout(encodings: Sequence[bytes]) -> tuple[Any, Any, Any, list[str], Any]:
+    """:func:`name_occurrences` with where each name sits: ``(rows, places, ids, names,
+    after)`` — name ``names[ids[i]]`` is the ``places[i]``-th name of encoding ``rows[i]``, and
+    ``after[r]`` is where encoding ``r``'s node section starts (its node count), in the bytes
+    of ``encodings`` joined.
+
+    >>> from aspen.provenance.bdd import ProvenanceManager
+    >>> m = ProvenanceManager(backend="python")
+    >>> rows, places, ids, names, after = name_layout([m.encode(m.var("ab")), m.encode(m.true)])
+    >>> [names[i] for i in ids], places.tolist(), after.tolist()
+    (['ab'], [0], [5, 12])
+    """
     import numpy as np
 
     if not encodings:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, [], empty
     lengths = np.fromiter((len(data) for data in encodings), np.int64, len(encodings))
     buf = np.frombuffer(b"".join(encodings), np.uint8)
     end = np.cumsum(lengths)
@@ -231,7 +248,7 @@ def name_occurrences(encodings: Sequence[bytes]) -> tuple[Any, Any, list[str]]:
         raise ProvenanceError("not an Aspen provenance encoding (bad magic byte)")
     count, pos = _varints_at(buf, start + 1, end)
     count = count.astype(np.int64)
-    row_parts, at_parts, len_parts = [], [], []
+    row_parts, at_parts, len_parts, place_parts = [], [], [], []
     active = np.flatnonzero(count > 0)
     k = 0
     while active.size:  # the k-th name of every encoding that has more than k
@@ -240,14 +257,17 @@ def name_occurrences(encodings: Sequence[bytes]) -> tuple[Any, Any, list[str]]:
         if (after + size > end[active]).any():
             raise ProvenanceError("truncated provenance bytes")
         row_parts.append(active)
+        place_parts.append(np.full(len(active), k, np.int64))
         at_parts.append(after)
         len_parts.append(size)
         pos[active] = after + size
         k += 1
         active = active[count[active] > k]
     if not row_parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, [], pos
     rows = np.concatenate(row_parts)
+    places = np.concatenate(place_parts)
     at = np.concatenate(at_parts)
     size = np.concatenate(len_parts)
     ids = np.empty(len(rows), np.int64)
@@ -268,7 +288,56 @@ def name_occurrences(encodings: Sequence[bytes]) -> tuple[Any, Any, list[str]]:
             except UnicodeDecodeError as err:
                 raise ProvenanceError(
                     "corrupt provenance bytes (variable name not UTF-8)") from err
-    return rows, ids, names
+    return rows, places, ids, names, pos
+
+
+def listed_order(rows: Any, places: Any, ids: Any, names: list[str]) -> list[str]:
+    """A variable order (top first) that keeps every encoding's name list in its order, from
+    :func:`name_layout`'s arrays: an encoding lists its names in its writer's level order, so
+    consecutive names are (above, below) pairs, and any linear extension of their union lets
+    every node list rebuild node by node. Pairs from encodings written under different orders
+    may form a cycle, broken at an arbitrary pair (any order is correct; only speed depends on
+    it).
+
+    >>> from aspen.provenance.bdd import ProvenanceManager
+    >>> m = ProvenanceManager(backend="python")
+    >>> x, y, z = m.var("x"), m.var("y"), m.var("z")
+    >>> listed_order(*name_layout([m.encode(m.and_(y, z)), m.encode(m.and_(x, y))])[:4])
+    ['x', 'y', 'z']
+    """
+    import graphlib
+
+    import numpy as np
+
+    if not names:
+        return []
+    order = np.lexsort((places, rows))
+    in_row, named = rows[order], ids[order]
+    same = in_row[1:] == in_row[:-1]
+    width = len(names)
+    pairs = np.unique(named[:-1][same] * width + named[1:][same]).tolist()
+    above: dict[int, set[int]] = {k: set() for k in range(width)}
+    for pair in pairs:
+        above[pair % width].add(pair // width)
+    while True:
+        try:
+            return [names[k] for k in graphlib.TopologicalSorter(above).static_order()]
+        except graphlib.CycleError as err:
+            cycle = err.args[1]
+            above[cycle[1]].discard(cycle[0])
+
+
+def names_order(encodings: Sequence[bytes]) -> list[str]:
+    """:func:`listed_order` of ``encodings``: a variable order under which every one of them
+    rebuilds node by node, from their name lists alone (read at once, no node is parsed).
+
+    >>> from aspen.provenance.bdd import ProvenanceManager
+    >>> m = ProvenanceManager(backend="python")
+    >>> x, y = m.var("x"), m.var("y")
+    >>> names_order([m.encode(m.or_(x, y))])
+    ['x', 'y']
+    """
+    return listed_order(*name_layout(encodings)[:4])
 
 
 def decode(manager: ProvenanceManager, data: bytes) -> Formula:

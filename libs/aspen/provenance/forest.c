@@ -65,6 +65,82 @@ int64_t aspen_build(void *manager, ite_fn ite, ref_fn ref, deref_fn deref, void 
     return 0;
 }
 
+/* Decode many one-formula encodings at once (a view's rows). Row r's bytes end at ends[r]; its
+ * node section starts at node_pos[r] (after its names, read by the caller), and its k-th name is
+ * variable vars[name_ids[name_start[r] + k]] for k < name_count[r]. Each row is rebuilt node by
+ * node as aspen_build does, its root referenced into out[r] and its other nodes released.
+ * 0 when done; -1 - r when row r's bytes are corrupt (truncated, trailing data, a dangling
+ * reference), INT64_MIN + r when CUDD returns NULL at row r. On failure the roots of rows
+ * before r stay in out[0:r], referenced (the caller releases them). */
+int64_t aspen_decode_each(void *manager, ite_fn ite, ref_fn ref, deref_fn deref, void **vars,
+                          const uint8_t *buf, const int64_t *node_pos, const int64_t *ends,
+                          const int64_t *name_start, const int64_t *name_count,
+                          const int64_t *name_ids, int64_t rows, void *zero, void *one,
+                          void **out)
+{
+    int64_t cap = 0;
+    int64_t *nodes = 0;
+    void **table = 0;
+    int64_t status = 0;
+    for (int64_t r = 0; r < rows && status == 0; r++) {
+        int64_t header[1];
+        int64_t pos = aspen_varints(buf, ends[r], node_pos[r], 1, header);
+        int64_t n = header[0];
+        if (pos < 0 || n < 0 || n > (ends[r] - pos) / 3) {
+            status = -1 - r;
+            break;
+        }
+        if (n + 2 > cap) {
+            int64_t want = 2 * (n + 2);
+            int64_t *more_nodes = realloc(nodes, sizeof(int64_t) * 3 * want);
+            if (more_nodes)
+                nodes = more_nodes;
+            void **more_table = realloc(table, sizeof(void *) * want);
+            if (more_table)
+                table = more_table;
+            if (!more_nodes || !more_table) {
+                status = INT64_MIN + r;
+                break;
+            }
+            cap = want;
+        }
+        pos = aspen_varints(buf, ends[r], pos, 3 * n, nodes);
+        int64_t root[1];
+        if (pos >= 0)
+            pos = aspen_varints(buf, ends[r], pos, 1, root);
+        if (pos != ends[r] || root[0] >= n + 2) {
+            status = -1 - r;
+            break;
+        }
+        /* the row's variables, by its local name index */
+        int64_t count = name_count[r];
+        for (int64_t k = 0; k < n; k++) {
+            int64_t v = nodes[3 * k];
+            if (v < 0 || v >= count) {
+                status = -1 - r;
+                break;
+            }
+            nodes[3 * k] = name_ids[name_start[r] + v];
+        }
+        if (status != 0)
+            break;
+        table[0] = zero;
+        table[1] = one;
+        int64_t built = aspen_build(manager, ite, ref, deref, vars, INT64_MAX, nodes, n, table);
+        if (built != 0) {
+            status = built == -1 ? -1 - r : INT64_MIN + r;
+            break;
+        }
+        void *top = table[root[0]];
+        ref(top);
+        out[r] = top;
+        aspen_release(manager, deref, table, 2, n + 2);
+    }
+    free(nodes);
+    free(table);
+    return status;
+}
+
 /* -- which formulas mention a variable of a set ------------------------------------------- */
 
 typedef unsigned int (*index_fn)(void *node);
