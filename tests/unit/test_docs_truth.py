@@ -227,7 +227,8 @@ def _declared_table_constants() -> dict[str, str]:
 
 @cache
 def lake_tables() -> frozenset[str]:
-    """Every table name the code defines, with ``q_<name>`` for the queries' result tables."""
+    """Every table name the code defines, with ``q_<name>`` and ``qstate_<name>`` for the
+    queries' result and incremental state tables."""
     names: set[str] = set()
     for module_name, constants in _TABLE_CONSTANTS.items():
         module = importlib.import_module(module_name)
@@ -236,6 +237,7 @@ def lake_tables() -> frozenset[str]:
     names |= set(_declared_table_constants().values())
     names |= set(importlib.import_module("aspen.lake.housekeeping").known_tables())
     names.add(importlib.import_module("aspen.queries.names").RESULT_PREFIX + "<name>")
+    names.add(importlib.import_module("aspen.queries.incremental.store").STATE_PREFIX + "<name>")
     return frozenset(names)
 
 
