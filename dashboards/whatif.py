@@ -1,7 +1,11 @@
-"""What-if answers in an operator's words: which view rows a set of deletions would remove, and,
-for a pair that keeps a route, what it costs afterwards.
+"""What-if answers in an operator's words: pairs disconnected and rerouted (with the latency
+they add), routers isolated, regions that shrink, per domain (:func:`impact_tables`,
+:func:`impact_words`); and, for experts, which view rows a set of deletions would remove and,
+for a pair that keeps a route, what it costs afterwards (:func:`pair_losses`,
+:func:`summary_rows`).
 
-The lost rows come from the stored provenance (:meth:`LakeProvenance.what_if`); the "after"
+The lost rows come from the stored provenance (:meth:`LakeProvenance.what_if`); the network
+answer from ``aspen.views.network_health.failure_impact`` (through ``healthview``); the "after"
 columns of the path views are a Dijkstra over the links that would remain, for the lost pairs
 only (nothing is written).
 
@@ -19,12 +23,17 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 import pandas as pd
+from healthview import FailureImpact, RegionChange, percent_text
 from lakeview import REGISTRY
 
 __all__ = [
     "VIEW_WORDS",
     "Answer",
     "Question",
+    "domain_table",
+    "impact_words",
+    "region_table",
+    "reroute_table",
     "link_label",
     "pair_losses",
     "remaining_links",
@@ -79,6 +88,10 @@ class Answer:
     region_members: list[tuple] = field(default_factory=list)
     #: pairs of a node with itself that stay reachable (a cycle is left)
     cycles_kept: set[tuple[str, str]] = field(default_factory=set)
+    #: the answer in network terms (None: no link view to answer from)
+    impact: FailureImpact | None = None
+    #: every region with the sensors it would lose
+    regions: list[RegionChange] = field(default_factory=list)
 
 
 def cost_text(value: object, costs: bool) -> str:
@@ -200,3 +213,96 @@ def summary_rows(answer: Answer) -> pd.DataFrame:
         for view, gone in answer.lost.items()
     ]
     return pd.DataFrame(rows, columns=["view", "rows lost", "rows kept"])
+
+
+def _ms(value: float | None) -> str:
+    """An added latency: ``+12 ms``; ``–`` when there is none.
+
+    >>> _ms(12.0), _ms(2.5), _ms(None)
+    ('+12 ms', '+2.5 ms', '–')
+    """
+    return "–" if value is None else f"+{value:g} ms"
+
+
+def impact_words(impact: FailureImpact, regions: Sequence[RegionChange] = (),
+                 costs_known: bool = True) -> list[str]:
+    """The answer in sentences: one count per question (numbers and fixed words only);
+    ``costs_known``: whether the lake holds the least costs (``min_cost``) to tell reroutes by.
+
+    >>> from healthview import Reroute
+    >>> impact = FailureImpact(10, 2, [Reroute("a", "c", 3.0, 5.0)], ("d",))
+    >>> impact_words(impact, [RegionChange("r1", 4, ("s2",))])
+    ['2 of 10 pairs disconnected (20.0 %)', '1 pair rerouted over a costlier route: +2 ms \
+median, +2 ms worst', '1 router isolated', '1 region shrinks, none is lost']
+    >>> impact_words(FailureImpact(10, 0), costs_known=False)[1]
+    'reroutes unknown: the lake holds no least costs (the min_cost view)'
+    """
+    words = [impact.share_text()]
+    count = len(impact.reroutes)
+    if not costs_known:
+        words.append("reroutes unknown: the lake holds no least costs (the min_cost view)")
+    elif count:
+        words.append(f"{count:,} pair{'s' if count != 1 else ''} rerouted over a costlier "
+                     f"route: {_ms(impact.added_median())} median, "
+                     f"{_ms(impact.added_worst())} worst")
+    else:
+        words.append("no pair rerouted: every pair that stays connected keeps its cost")
+    isolated = len(impact.isolated)
+    words.append(f"{isolated:,} router{'s' if isolated != 1 else ''} isolated" if isolated
+                 else "no router isolated")
+    shrunk = [r for r in regions if r.lost and not r.gone]
+    gone = [r for r in regions if r.gone]
+    if shrunk or gone:
+        words.append(f"{len(shrunk)} region{'s' if len(shrunk) != 1 else ''} "
+                     f"shrink{'s' if len(shrunk) == 1 else ''}, "
+                     + (f"{len(gone)} lost" if gone else "none is lost"))
+    if impact.unexplained:
+        words.append(f"{impact.unexplained:,} pair(s) lose their least cost but no route was "
+                     "found over the links left: the views are behind the links")
+    return words
+
+
+def domain_table(impact: FailureImpact) -> pd.DataFrame:
+    """Per domain touched: routers isolated, pairs from or to it disconnected and rerouted.
+
+    >>> from healthview import DomainImpact
+    >>> impact = FailureImpact(4, 1, domains=[DomainImpact("s0.1", 1, 1, 0)])
+    >>> domain_table(impact).values.tolist()
+    [['s0.1', 1, 1, 0]]
+    """
+    return pd.DataFrame(
+        [(d.domain, d.isolated, d.disconnected, d.rerouted) for d in impact.domains],
+        columns=["domain", "routers isolated", "pairs disconnected", "pairs rerouted"])
+
+
+def reroute_table(impact: FailureImpact) -> pd.DataFrame:
+    """The rerouted pairs, worst first: least cost before and after, and the latency added.
+
+    >>> from healthview import Reroute
+    >>> reroute_table(FailureImpact(3, 0, [Reroute("a", "c", 3.0, 5.0)])).values.tolist()
+    [['a', 'c', '3 ms', '5 ms', '+2 ms']]
+    """
+    return pd.DataFrame(
+        [(r.src, r.dst, cost_text(r.before, True), cost_text(r.after, True), _ms(r.added))
+         for r in impact.reroutes],
+        columns=["from", "to", "before", "after", "added"])
+
+
+def region_table(regions: Sequence[RegionChange]) -> pd.DataFrame:
+    """Every region: sensors now, lost and kept, whether it is gone, which sensors it loses.
+
+    >>> region_table([RegionChange("r1", 4, ("s2",)), RegionChange("r2", 1, ())]).values.tolist()
+    [['r1', 4, 1, 3, False, 's2'], ['r2', 1, 0, 1, False, '']]
+    """
+    return pd.DataFrame(
+        [(r.region, r.size, len(r.lost), r.kept, r.gone, ", ".join(r.lost)) for r in regions],
+        columns=["region", "sensors", "lost", "kept", "gone", "sensors lost"])
+
+
+def share_text(part: int, whole: int) -> str:
+    """``1,875 of 10,000 (18.8 %)``.
+
+    >>> share_text(1875, 10000)
+    '1,875 of 10,000 (18.8 %)'
+    """
+    return f"{part:,} of {whole:,} ({percent_text(part, whole)})"

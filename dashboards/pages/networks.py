@@ -37,12 +37,12 @@ from networkview import (
     network_outputs,
     network_words,
     output_figure,
-    output_label,
     output_table,
     output_words,
     reading_table,
     reason_counts,
 )
+from outputnames import output_choice, output_name
 from paging import show_paged
 from pickers import pick_from_address
 
@@ -88,7 +88,8 @@ def show_output(settings: Settings, choice: NetworkChoice, shown: pd.DataFrame,
                 key: str) -> None:
     """The readings behind one output of the page shown: in words, charted and listed."""
     st.subheader("The readings behind an output")
-    labels = {row["output"]: output_label(row) for row in shown.to_dict("records")}
+    labels = {row["output"]: output_choice(row["output"], row["ts"])
+              for row in shown.to_dict("records")}
     groups = dict(zip(shown["output"], shown["grp"], strict=True))
     output = st.selectbox("Output (of the page shown, newest first)", list(labels),
                           format_func=labels.__getitem__, key=key)
@@ -107,12 +108,16 @@ def show_output(settings: Settings, choice: NetworkChoice, shown: pd.DataFrame,
         st.warning(f"The readings behind this output cannot be shown: "
                    f"{_error_text(settings, err)}")
         return
-    st.markdown(output_words(explained, groups.get(output, "")))
+    # the output named in words, not by its stored key
+    st.markdown(output_words(explained, groups.get(output, "")).replace(
+        f"Output {text(explained.output)}", f"Output {text(output_name(explained.output))}", 1))
     st.plotly_chart(output_figure(explained), width="stretch")
     how = ("decoded from the ids the output keeps" if explained.mode == "eager"
            else "rebuilt by replaying the group's readings of the output's id intervals")
     st.caption(f"One kind of marker per input stream; the output's window is shaded when it "
-               f"has one. Its readings are {how}. Hover for ids, sensors, times and values.")
+               f"has one. Its readings are {how}. Values are the readings as the sensors sent "
+               "them (the lake records no unit); times are UTC. Hover for ids, sensors, times "
+               "and values.")
     show_paged(reading_table(explained), f"readings-{key}", page_size=PAGE_ROWS)
 
 

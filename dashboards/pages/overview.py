@@ -1,10 +1,16 @@
-"""Overview: the lake's status at a glance, for an operator.
+"""Overview: the network's health first, then the pipeline's, at a glance, for an operator.
 
-First one light — red, amber or green — with its reasons in plain words (``status.
-traffic_light``), then one tile each: how fresh the views are, what waits to be maintained, how
-long batches take, the expectations, what was quarantined and which links and sensors died
-lately; then links to the pages with the details. The list of tables, their Delta versions and
-the published summary are on the Internals page.
+**Network**: one light — red when the network splits (the routers that had links fall into more
+than one part), amber when fewer pairs are reachable than after the previous maintained batch,
+green otherwise (``status.network_light``) — with its reasons and links to the evidence, then
+tiles: routers up and isolated (since when), links up and down, reachable pairs with the change
+since the previous batch, the partitions, the costliest pairs, triggered sensors and regions
+(``healthview``, answers from ``aspen.views.network_health``).
+
+**Pipeline**: a second light (``status.traffic_light``) and one tile each: how fresh the views
+are, what waits to be maintained, how long batches take, the expectations, what was quarantined
+and which links and sensors died lately; then links to the pages with the details. The list of
+tables, their Delta versions and the published summary are on the Internals page.
 
 Every table is read through ``lakeview`` (delta-rs, cached by Delta version); a missing table
 is a tile that says "none yet", an unreadable one turns the light amber.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from healthview import HealthReading, domain_of, percent_text, read_health
 from lakeview import (
     Settings,
     batch_numbers,
@@ -40,10 +47,12 @@ from status import (
     last_applied,
     latency,
     latest_expectations,
+    network_light,
     reason_counts,
     recent_deaths,
     recent_ingest_batches,
     recent_rows,
+    routers_text,
     stuck_batches,
     traffic_light,
 )
@@ -56,6 +65,18 @@ BANNERS = {
     "amber": (st.warning, "Amber: worth a look"),
     "green": (st.success, "Green: all is well"),
 }
+#: The network light's banner and headline per colour.
+NETWORK_BANNERS = {
+    "red": (st.error, "Red: the network is split"),
+    "amber": (st.warning, "Amber: reachability dropped"),
+    "green": (st.success, "Green: the network is whole"),
+}
+#: Pages with the evidence behind the network light: (page, label).
+EVIDENCE_PAGES = (
+    ("pages/network.py", "Network map: the live links and the ones that died"),
+    ("pages/what_if.py", "What if: what a link's or a router's failure disconnects"),
+    ("pages/why.py", "Why: why a pair is reachable, or why not"),
+)
 #: Wall times drawn in the latency tile's sparkline.
 SPARKLINE_BATCHES = 20
 #: Reasons and names a tile lists before "and N more".
@@ -93,8 +114,8 @@ def _more(items: list[str], shown: int = TILE_ITEMS) -> str:
     return head if len(items) <= shown else f"{head} and {len(items) - shown} more"
 
 
-def show_light(light: Light) -> None:
-    banner, headline = BANNERS[light.colour]
+def show_light(light: Light, banners: dict = BANNERS) -> None:
+    banner, headline = banners[light.colour]
     if light.colour == "green":
         banner(f"**{headline}** — {light.reasons[0]}.")
     else:
@@ -107,7 +128,7 @@ def freshness_tile(box: DeltaGenerator, fresh: Freshness) -> None:
             st.metric("Views current as of", "no batch yet")
             st.caption("No batch has been maintained yet (run `aspen maintain`).")
             return
-        st.metric("Views current as of", f"batch {fresh.batch}")
+        st.metric("Views current as of", f"maintained batch {fresh.batch}")
         st.caption(f"Committed {age_text(fresh.age_s)} ({when_text(fresh.committed_at)} UTC); "
                    f"covers the updates through ingest batch {fresh.through_ingest_batch}.")
 
@@ -131,14 +152,14 @@ def latency_tile(box: DeltaGenerator, late: Latency, wall: pd.Series) -> None:
             st.caption("No wall time recorded yet.")
             return
         recent = wall.dropna().iloc[-SPARKLINE_BATCHES:]
-        st.metric(f"Batch {late.batch} took", duration_text(late.seconds),
+        st.metric(f"Maintained batch {late.batch} took", duration_text(late.seconds),
                   chart_data=recent.tolist() if len(recent) > 1 else None, chart_type="bar")
         note = late.trend_text().capitalize() + "."
         if late.slow:
             note += f" :red[Slow: {late.slow_text()}.]"
         elif late.recent_slow:
             batches = ", ".join(map(str, late.recent_slow))
-            note += f" Slow lately: batch {batches}."
+            note += f" Slow lately: maintained batch {batches}."
         st.caption(note)
 
 
@@ -152,9 +173,10 @@ def expectations_tile(box: DeltaGenerator, latest: pd.DataFrame,
             return
         value = f"{summary.failed} failed" if summary.failed else "all passed"
         st.metric("Expectations", value)
-        note = f"{summary.checked} checked, on batch {summary.batch}."
+        note = f"{summary.checked} checked, on maintained batch {summary.batch}."
         if summary.stale and fresh.batch is not None:
-            note += f" :orange[Stale: not checked since batch {fresh.batch} committed.]"
+            note += (f" :orange[Stale: not checked since maintained batch {fresh.batch} "
+                     "committed.]")
         if summary.failed:
             failed = latest[~latest["success"].astype(bool)]
             note += " Failed: " + _more([text(e) for e in failed["expectation"]], 2) + "."
@@ -197,9 +219,141 @@ def deaths_tile(box: DeltaGenerator, deaths: pd.DataFrame, returned: int) -> Non
             st.caption("No link or sensor died (deleted or expired) and stayed dead." + back)
             return
         st.metric(label, _counted(deaths))
-        names = [f"{text(row.name)} {row.death} in batch {row.batch}"
+        names = [f"{text(row.name)} {row.death} in ingest batch {row.batch}"
                  for row in deaths.itertuples()]
         st.caption(_more(names) + "." + back)
+
+
+def _since(batch: int | None, reading: HealthReading) -> str:
+    """``ingest batch 7 (2026-01-01 10:00:00 UTC)``: when a link or router went down."""
+    if batch is None:
+        return "unknown"
+    moment = reading.ingested_at.get(batch)
+    return f"ingest batch {batch}" + ("" if moment is None else f", {when_text(moment)} UTC")
+
+
+def _page_links(pages: tuple[tuple[str, str], ...]) -> None:
+    for page, label in pages:
+        try:
+            st.page_link(page, label=label)
+        except StreamlitPageNotFoundError:  # the page opened alone, without the app's pages
+            st.caption(label)
+
+
+def routers_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    health = reading.health
+    assert health is not None
+    with box.container(border=True):
+        st.metric("Routers up", f"{health.routers_up:,} of {len(health.routers):,}")
+        if not health.isolated:
+            st.caption("Every router is on a live link.")
+            return
+        names = [f"{text(router)} (down since {_since(batch, reading)})"
+                 for router, batch in health.isolated]
+        st.caption(f"{len(names):,} isolated, on no live link: " + _more(names) + ".")
+
+
+def links_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    health = reading.health
+    assert health is not None
+    with box.container(border=True):
+        st.metric("Links up", f"{health.links_up:,}")
+        down = health.links_down
+        if not down:
+            st.caption("No link is down: none was deleted or expired for good.")
+            return
+        names = [f"{text(link.src)} → {text(link.dst)} {link.death} ({_since(link.batch, reading)})"
+                 for link in down]
+        st.caption(f"{len(down):,} down (every instance deleted or expired), newest first: "
+                   + _more(names, 3) + ".")
+
+
+def reachable_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    health = reading.health
+    assert health is not None
+    with box.container(border=True):
+        change = health.change
+        st.metric("Reachable pairs", f"{health.reachable:,}",
+                  delta=None if not change else f"{change:+,} since the previous batch")
+        where = ("" if reading.batch is None else
+                 f" As of maintained batch {reading.batch[0]} (through ingest batch "
+                 f"{reading.batch[1]}).")
+        st.caption(f"{percent_text(health.reachable, health.possible_pairs)} of the "
+                   f"{health.possible_pairs:,} ordered pairs of the {health.routers_up:,} live "
+                   f"routers.{where}")
+
+
+def partitions_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    health = reading.health
+    assert health is not None
+    with box.container(border=True):
+        parts = health.partitions
+        if not health.split:
+            st.metric("Partitions", "one network")
+            st.caption(f"All {len(health.routers):,} routers are connected (links in either "
+                       "direction).")
+            return
+        st.metric("Partitions", f"{len(parts):,} parts")
+        others = [f"{len(part):,} router{'s' if len(part) != 1 else ''} in "
+                  + routers_text(sorted({text(domain_of(r)) for r in part}), 4)
+                  for part in parts[1:]]
+        st.caption(f"The largest has {len(parts[0]):,} routers; the others: "
+                   + _more(others, 3) + ".")
+
+
+def costliest_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    with box.container(border=True):
+        costs = reading.costliest
+        if costs.empty:
+            st.metric("Costliest pair", "–")
+            st.caption("No least-cost route yet.")
+            return
+        first = costs.iloc[0]
+        st.metric("Costliest pair", f"{float(first['cost']):g} ms")
+        st.caption("Least-cost routes, costliest first: " + " · ".join(
+            f"{text(row.src)} → {text(row.dst)} {float(row.cost):g} ms"
+            for row in costs.itertuples()) + ".")
+
+
+def sensors_tile(box: DeltaGenerator, reading: HealthReading) -> None:
+    with box.container(border=True):
+        if reading.triggered is None:
+            st.metric("Triggered sensors", "–")
+            st.caption("No sensor has been triggered yet.")
+            return
+        st.metric("Triggered sensors", f"{reading.triggered:,}")
+        regions = reading.regions
+        if regions.empty:
+            st.caption("No region of triggered sensors.")
+            return
+        st.caption(f"{len(regions):,} region(s): " + _more(
+            [f"{text(row.region)} {int(row.size)} sensors" for row in regions.itertuples()])
+            + ".")
+
+
+def show_network(reading: HealthReading) -> None:
+    """The network's light, its evidence and its tiles."""
+    for problem in reading.problems:
+        st.caption(f"Not shown: {problem}")
+    health = reading.health
+    if health is None or not health.routers:
+        st.info("No link has been ingested yet: nothing to say about the network.")
+        return
+    show_light(network_light(health), NETWORK_BANNERS)
+    if health.split:
+        names = [text(router) for router, _ in health.isolated]
+        if names:
+            st.markdown("Isolated routers: " + routers_text(names, 12) + ".")
+    with st.expander("Evidence", expanded=health.split or bool(health.change)):
+        _page_links(EVIDENCE_PAGES)
+    top = st.columns(3)
+    routers_tile(top[0], reading)
+    links_tile(top[1], reading)
+    reachable_tile(top[2], reading)
+    bottom = st.columns(3)
+    partitions_tile(bottom[0], reading)
+    costliest_tile(bottom[1], reading)
+    sensors_tile(bottom[2], reading)
 
 
 def detail_links() -> None:
@@ -222,6 +376,10 @@ if not fingerprint:
     )
     st.stop()
 
+st.header("Network")
+show_network(read_health(settings))
+
+st.header("Pipeline")
 reader = Reader(settings)
 ledger = reader.rows("ledger")
 fresh = freshness(ledger, now)

@@ -1,5 +1,7 @@
-"""What if: the view rows lost if some links, a node or some sensors died, from the stored
-provenance only.
+"""What if: what the network loses if some links, a node or some sensors died, from the stored
+provenance only — pairs disconnected (of all reachable pairs), pairs rerouted over a costlier
+route with the latency they add (median and worst), routers isolated, regions that shrink, per
+domain; the raw view rows lost, per view, in an expander for experts.
 
 A question decodes only the stored rows that mention a deleted base tuple; what is decoded is
 kept per lake version per server process, and ``aspen dashboard`` decodes the rest in the
@@ -7,7 +9,9 @@ background when it starts and, after every batch, only the rows the batch change
 asked meanwhile does not wait for that. An answer stays on the page until the operator asks
 again.
 A failed sensor loses its ``sensor`` and ``triggered`` instances; the region members and sizes
-that would be lost are shown on the sensor grid.
+that would be lost are shown on the sensor grid. A rerouted pair's new cost is a Dijkstra over
+the live links minus the deleted ones, for those pairs only (a pair whose least-cost row
+survives keeps its cost).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import time
 
 import pandas as pd
 import streamlit as st
+from healthview import failure_impact, pair_count, region_changes
 from lakeview import (
     AspenError,
     LakeProvenance,
@@ -26,7 +31,6 @@ from lakeview import (
     load_provenance,
     provenance_versions,
     read_latest,
-    region_losses,
     sensor_map,
     table_version,
     text,
@@ -35,9 +39,14 @@ from whatif import (
     VIEW_WORDS,
     Answer,
     Question,
+    domain_table,
+    impact_words,
     link_label,
     pair_losses,
+    region_table,
     remaining_links,
+    reroute_table,
+    share_text,
     summary_rows,
 )
 
@@ -88,7 +97,38 @@ def sensor_vars(provenance: LakeProvenance, sensors: tuple[str, ...]) -> tuple[s
     return found, without
 
 
-def simulate(settings: Settings, question: Question) -> Answer:
+def deleted_links(edges: pd.DataFrame, question: Question) -> set[tuple[str, str]]:
+    """The live links ``(src, dst)`` the ``question`` deletes: its links and its node's."""
+    links = set(question.links)
+    if question.node is not None:
+        links |= {(str(s), str(d)) for s, d in edges[["src", "dst"]].itertuples(index=False)
+                  if question.node in (s, d)}
+    return links
+
+
+def region_rows(settings: Settings, view: str) -> list[tuple]:
+    """``(region, size)`` rows of a region view without formulas (``region_sizes``,
+    ``largest_regions``); empty when there is none to read."""
+    snapshot = read_latest(settings, view, ("region", "size"))
+    if snapshot is None or snapshot.problem:
+        return []
+    return [(str(r), int(n)) for r, n in snapshot.rows.itertuples(index=False)]
+
+
+def region_views(settings: Settings, answer: Answer) -> None:
+    """The region views' rows lost and kept, from the regions' members lost: a row
+    ``(region, size)`` stays exactly when its region loses no member (sizes only shrink under
+    deletions, so a largest region that loses nothing stays the largest)."""
+    shrinking = {change.region for change in answer.regions if change.lost}
+    for view in ("region_sizes", "largest_regions"):
+        rows = region_rows(settings, view)
+        if not rows and view not in answer.lost:
+            continue
+        answer.lost[view] = [row for row in rows if row[0] in shrinking]
+        answer.kept[view] = len(rows) - len(answer.lost[view])
+
+
+def simulate(settings: Settings, question: Question, edges: pd.DataFrame) -> Answer:
     """Ask the stored provenance: only the rows that mention a deleted base tuple are decoded
     (and kept), so a question does not wait for the server's warm-up."""
     versions = provenance_versions(settings)
@@ -104,32 +144,43 @@ def simulate(settings: Settings, question: Question) -> Answer:
         deleted |= found
         lost = provenance.what_if(deleted)
         kept = {view: len(provenance.tuples(view)) - len(gone) for view, gone in lost.items()}
-        elapsed = (time.perf_counter() - started) * 1000
         # kept with the answer: the page may redraw it after the lake moved on
-        members = provenance.tuples("active_region") if lost.get("active_region") else []
+        members = provenance.tuples("active_region") if "active_region" in lost else []
         gone_pairs = {(str(r[0]), str(r[1])) for r in lost.get("reachable", [])}
         cycles = {(str(r[0]), str(r[1])) for r in provenance.tuples("reachable")
                   if r[0] == r[1]} - gone_pairs if "reachable" in lost else set()
-    return Answer(question, len(deleted), lost, kept, elapsed, versions, without, members, cycles)
+        impact = None
+        if "reachable" in lost:
+            links = [(str(s), str(d), float(c))
+                     for s, d, c in edges[["src", "dst", "cost"]].itertuples(index=False)]
+            impact = failure_impact(links, deleted_links(edges, question),
+                                    pair_count(provenance.tuples("reachable")),
+                                    lost["reachable"], lost.get("min_cost", []),
+                                    () if question.node is None else (question.node,))
+        elapsed = (time.perf_counter() - started) * 1000
+    answer = Answer(question, len(deleted), lost, kept, elapsed, versions, without, members,
+                    cycles, impact, region_changes(members, lost.get("active_region", [])))
+    region_views(settings, answer)
+    return answer
 
 
 def show_regions(settings: Settings, answer: Answer) -> None:
-    """Region members and sizes lost, in a table and on the sensor grid."""
+    """The regions that shrink or go, in a table and on the sensor grid."""
     members = answer.lost.get("active_region", [])
     if not members:
         if answer.question.sensors:
             st.caption("No region member would be lost.")
         return
     st.subheader("Regions")
-    losses = region_losses(answer.region_members, members)
-    gone_regions = losses.loc[losses["region lost"], "region"].tolist()
+    changed = [change for change in answer.regions if change.lost]
+    gone_regions = [change.region for change in changed if change.gone]
     st.markdown(
-        f"**{int(losses['lost'].sum())} region member(s) lost** in {len(losses)} region(s)"
+        f"**{sum(len(c.lost) for c in changed)} sensor(s) leave** {len(changed)} region(s)"
         + (f"; region(s) gone entirely: {', '.join(map(text, gone_regions))}"
            if gone_regions else "")
+        + f"; {len(answer.regions) - len(changed)} region(s) unchanged."
     )
-    st.dataframe(losses.rename(columns={"members lost": "sensors lost"}), hide_index=True,
-                 width="stretch")
+    st.dataframe(region_table(changed), hide_index=True, width="stretch")
     sensors = read_latest(settings, "sensor", ("id", "x", "y"))
     if sensors is None or sensors.problem or sensors.rows.empty:
         return
@@ -150,6 +201,65 @@ def show_regions(settings: Settings, answer: Answer) -> None:
     st.caption("Crossed sensors would leave their regions.")
 
 
+def show_network_answer(answer: Answer) -> None:
+    """The answer in network terms: one count per question, per domain, the rerouted pairs."""
+    impact = answer.impact
+    if impact is None:
+        return
+    costs_known = "min_cost" in answer.lost
+    a, b, c, d = st.columns(4)
+    a.metric("Pairs disconnected", share_text(impact.disconnected, impact.reachable_pairs))
+    b.metric("Pairs rerouted", f"{len(impact.reroutes):,}" if costs_known else "–")
+    median, worst = impact.added_median(), impact.added_worst()
+    c.metric("Added latency, median", "–" if median is None else f"+{median:g} ms",
+             help=None if worst is None else f"worst +{worst:g} ms")
+    d.metric("Routers isolated", f"{len(impact.isolated):,}")
+    st.markdown("\n".join(f"- {words}" for words
+                           in impact_words(impact, answer.regions, costs_known)))
+    if impact.isolated:
+        st.markdown("Isolated routers: " + ", ".join(map(text, impact.isolated)) + ".")
+    st.caption("Pairs are ordered pairs of two different routers that are reachable now; a "
+               "rerouted pair keeps a route whose least cost rises (a Dijkstra over the links "
+               "left). Latencies are the links' costs, in ms."
+               + (" A failed router is not counted as isolated." if answer.question.node
+                  else ""))
+    if impact.domains:
+        st.subheader("Per domain")
+        st.caption("A domain is a router id without its last part (s0.1.1.2 is in s0.1.1); a "
+                   "pair counts for the domains of both its routers.")
+        st.dataframe(domain_table(impact), hide_index=True, width="stretch")
+    if impact.reroutes:
+        st.subheader(f"Rerouted pairs: {len(impact.reroutes):,}, worst first")
+        st.dataframe(reroute_table(impact), hide_index=True, width="stretch")
+
+
+def show_expert_details(answer: Answer, edges: pd.DataFrame) -> None:
+    """The raw per-view rows lost, as the views hold them."""
+    with st.expander("Per view, in rows (for experts)"):
+        total = sum(len(gone) for gone in answer.lost.values())
+        st.caption(f"{answer.deleted_vars} base tuple instance(s) deleted; {total} view rows "
+                   "lost over all views (one pair counts once per view that holds it). Kept = "
+                   "rows still present. The 'after' columns are the best route over the links "
+                   "that would remain.")
+        st.dataframe(summary_rows(answer), hide_index=True, width="stretch")
+        frames = pair_losses(answer.lost, remaining_links(edges, answer.question),
+                             answer.cycles_kept)
+        for view, frame in frames.items():
+            st.markdown(f"**{VIEW_WORDS.get(view, view)}: {len(frame)} lost**")
+            if "after" in frame:
+                disconnected = int((frame["after"] == "disconnected").sum())
+                st.caption(f"{disconnected} disconnected, {len(frame) - disconnected} still "
+                           "connected by a costlier or longer route.")
+            st.dataframe(frame, hide_index=True, width="stretch")
+        for view in ("region_sizes", "largest_regions"):
+            gone = answer.lost.get(view, [])
+            if gone:
+                st.markdown(f"**{VIEW_WORDS[view]}: {len(gone)} would change**")
+                st.dataframe(pd.DataFrame([(str(r[0]), int(r[1])) for r in gone],
+                                          columns=["region", "size now"]),
+                             hide_index=True, width="stretch")
+
+
 def show_answer(settings: Settings, answer: Answer, asked_now: Question,
                 edges: pd.DataFrame) -> None:
     if answer.question != asked_now:
@@ -161,19 +271,12 @@ def show_answer(settings: Settings, answer: Answer, asked_now: Question,
     if not answer.lost:
         st.info("No view carries provenance yet: run `aspen maintain` first.")
         return
-    a, b, c = st.columns(3)
-    a.metric("Base tuples deleted", answer.deleted_vars)
-    b.metric("View rows lost", sum(len(gone) for gone in answer.lost.values()))
-    c.metric("Answered in", f"{answer.milliseconds:.0f} ms")
-    st.caption("From the stored provenance: nothing is recomputed or written. The 'after' "
-               "columns are the best route over the links that would remain.")
-    st.dataframe(summary_rows(answer), hide_index=True, width="stretch")
+    show_network_answer(answer)
+    st.caption(f"From the stored provenance, answered in {answer.milliseconds:.0f} ms: nothing "
+               "is recomputed or written.")
     if answer.question.links or answer.question.node:
         if st.button("Show the deleted links on the network map", key="whatif_share"):
-            links = list(answer.question.links)
-            if answer.question.node is not None:
-                links += [(s, d) for s, d in edges[["src", "dst"]].itertuples(index=False)
-                          if answer.question.node in (s, d)]
+            links = sorted(deleted_links(edges, answer.question))
             label = f"What if {answer.question.words()} died"
             try:
                 from topomap import share_losses
@@ -183,24 +286,8 @@ def show_answer(settings: Settings, answer: Answer, asked_now: Question,
             else:
                 share_losses(label, links)
             st.page_link("pages/network.py", label="Open the network map")
-
     show_regions(settings, answer)
-    frames = pair_losses(answer.lost, remaining_links(edges, answer.question),
-                         answer.cycles_kept)
-    for view, frame in frames.items():
-        st.subheader(f"{VIEW_WORDS.get(view, view)}: {len(frame)} lost")
-        if "after" in frame:
-            disconnected = int((frame["after"] == "disconnected").sum())
-            st.caption(f"{disconnected} disconnected, {len(frame) - disconnected} still "
-                       "connected by a costlier or longer route.")
-        st.dataframe(frame, hide_index=True, width="stretch")
-    for view in ("region_sizes", "largest_regions"):
-        gone = answer.lost.get(view, [])
-        if gone:
-            st.subheader(f"{VIEW_WORDS[view]}: {len(gone)} would change")
-            st.dataframe(pd.DataFrame([(str(r[0]), int(r[1])) for r in gone],
-                                      columns=["region", "size now"]),
-                         hide_index=True, width="stretch")
+    show_expert_details(answer, edges)
 
 
 st.title("What if")
@@ -241,7 +328,7 @@ if st.button("Simulate", type="primary"):
         st.info("Choose at least one link, a node or a sensor to delete.")
     else:
         try:
-            st.session_state[ANSWER_KEY] = simulate(settings, question)
+            st.session_state[ANSWER_KEY] = simulate(settings, question, edges)
         except AspenError as err:
             st.warning(text(err))
             st.stop()

@@ -6,7 +6,8 @@ One module per concept, every one pure (frames and values in, values out; the cu
 argument): :mod:`status.words` (numbers in words), :mod:`status.moments` (time arithmetic),
 :mod:`status.thresholds`, :mod:`status.freshness` (the last committed batch, the backlog),
 :mod:`status.latency`, :mod:`status.expectations`, :mod:`status.quarantine`,
-:mod:`status.deaths` and :mod:`status.light` (the traffic light and its reasons). The pages read
+:mod:`status.deaths`, :mod:`status.light` (the pipeline's traffic light and its reasons) and
+:mod:`status.network` (the network's light: split, reachability dropped). The pages read
 the tables through the reader layer (``lakeview``; whether the lake moved: ``lakewatch``) and
 pass them in. The sentences built here (the ``text`` methods, the light's reasons) hold numbers
 and fixed words only, so they are safe as Markdown; the frames returned carry text from the lake
@@ -37,6 +38,7 @@ from .latency import (
     worth_charting,
 )
 from .light import Light, traffic_light
+from .network import network_light, routers_text
 from .quarantine import (
     REASON_COLUMNS,
     newest_first,
@@ -89,6 +91,7 @@ __all__ = [
     "last_applied",
     "latency",
     "latest_expectations",
+    "network_light",
     "newest_first",
     "observed_text",
     "per_batch_counter",
@@ -98,6 +101,7 @@ __all__ = [
     "recent_deaths",
     "recent_ingest_batches",
     "recent_rows",
+    "routers_text",
     "slow_batches",
     "stuck_batches",
     "traffic_light",

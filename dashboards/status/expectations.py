@@ -96,9 +96,9 @@ class ExpectationSummary:
         """One line for a page.
 
         >>> ExpectationSummary(10, 1, 0, 3).text()
-        '1 of 10 expectations failed (batch 3)'
+        '1 of 10 expectations failed (maintained batch 3)'
         >>> ExpectationSummary(4, 0, 4, 1).text()
-        'all 4 expectations passed (batch 1)'
+        'all 4 expectations passed (maintained batch 1)'
         >>> ExpectationSummary(0, 0, 0, None).text()
         'no expectation checked yet'
         """
@@ -106,8 +106,8 @@ class ExpectationSummary:
             return "no expectation checked yet"
         if self.failed:
             return f"{self.failed} of {plural(self.checked, 'expectation')} failed " \
-                   f"(batch {self.batch})"
-        return f"all {plural(self.checked, 'expectation')} passed (batch {self.batch})"
+                   f"(maintained batch {self.batch})"
+        return f"all {plural(self.checked, 'expectation')} passed (maintained batch {self.batch})"
 
 
 def expectation_summary(latest: pd.DataFrame) -> ExpectationSummary:

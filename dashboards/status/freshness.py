@@ -28,13 +28,14 @@ class Freshness:
         """One line for a page.
 
         >>> Freshness(3, 7, None, 42.0).text()
-        'views current as of batch 3, committed 42 s ago'
+        'views current as of maintained batch 3 (through ingest batch 7), committed 42 s ago'
         >>> Freshness(None, -1, None, None).text()
         'no batch has been maintained yet'
         """
         if self.batch is None:
             return "no batch has been maintained yet"
-        return f"views current as of batch {self.batch}, committed {age_text(self.age_s)}"
+        return (f"views current as of maintained batch {self.batch} (through ingest batch "
+                f"{self.through_ingest_batch}), committed {age_text(self.age_s)}")
 
 
 def freshness(ledger: pd.DataFrame | None, now: object) -> Freshness:
@@ -44,8 +45,10 @@ def freshness(ledger: pd.DataFrame | None, now: object) -> Freshness:
     >>> ledger = pd.DataFrame({"batch_id": [1, 2], "through_ingest_batch": [4, 6],
     ...     "committed_at": pd.to_datetime(["2026-01-01 00:00", "2026-01-01 00:05"], utc=True)})
     >>> fresh = freshness(ledger, pd.Timestamp("2026-01-01 00:08", tz="UTC"))
-    >>> fresh.batch, fresh.through_ingest_batch, fresh.age_s, fresh.text()
-    (2, 6, 180.0, 'views current as of batch 2, committed 3 min ago')
+    >>> fresh.batch, fresh.through_ingest_batch, fresh.age_s
+    (2, 6, 180.0)
+    >>> fresh.text()
+    'views current as of maintained batch 2 (through ingest batch 6), committed 3 min ago'
     """
     if ledger is None or ledger.empty or "batch_id" not in ledger:
         return Freshness(None, -1, None, None)

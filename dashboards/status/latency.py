@@ -94,15 +94,15 @@ class Latency:
         """Why the last batch counts as slow (empty when it does not).
 
         >>> Latency(3, 94.0, True, 1.5, 2.0, 3, None, (3,)).slow_text()
-        'the last batch (3) took 94 s, over 3× the median 1.5 s of the batches before it'
+        'the last maintained batch (3) took 94 s, over 3× the median 1.5 s of the batches before it'
         >>> Latency(1, 181.0, True, None, 181.0, 1, None, (1,)).slow_text()
-        'the last batch (1) took 3 min, over 60 s'
+        'the last maintained batch (1) took 3 min, over 60 s'
         >>> Latency(2, 94.0, True, 60.0, 77.0, 2, None, (1, 2)).slow_text()
-        'the last batch (2) took 94 s, over 60 s'
+        'the last maintained batch (2) took 94 s, over 60 s'
         """
         if not self.slow or self.seconds is None:
             return ""
-        head = f"the last batch ({self.batch}) took {duration_text(self.seconds)}"
+        head = f"the last maintained batch ({self.batch}) took {duration_text(self.seconds)}"
         relative = self.median_before is not None and self.seconds > SLOW_FLOOR_S \
             and self.seconds > SLOW_FACTOR * self.median_before
         if relative:  # the more telling comparison when both hold

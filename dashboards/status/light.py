@@ -48,21 +48,22 @@ def traffic_light(
     >>> nothing, quick = Backlog((), 0, None, None), Latency(3, 1.0, False, 1.0, 1.0, 3, 1.0, ())
     >>> traffic_light(fresh=fresh, waiting=nothing, late=quick,
     ...               expectations=ExpectationSummary(5, 0, 0, 3))
-    Light(colour='green', reasons=('views current as of batch 3, committed 42 s ago; nothing \
-waiting; all 5 expectations passed (batch 3)',))
+    Light(colour='green', reasons=('views current as of maintained batch 3 (through ingest \
+batch 5), committed 42 s ago; nothing waiting; all 5 expectations passed (maintained batch 3)',))
     >>> traffic_light(fresh=fresh, waiting=Backlog((6,), 4, None, 900.0), late=quick,
     ...               expectations=ExpectationSummary(5, 1, 5, 2), new_quarantine=2)
-    Light(colour='red', reasons=('1 of 5 expectations failed (batch 2)', '4 updates in 1 \
-ingest batch waiting, the oldest for 15 min', 'the expectations were last checked on batch 2; \
-the views are at batch 3', '2 records quarantined in the last 24 h'))
+    Light(colour='red', reasons=('1 of 5 expectations failed (maintained batch 2)', '4 updates \
+in 1 ingest batch waiting, the oldest for 15 min', 'the expectations were last checked on \
+maintained batch 2; the views are at maintained batch 3', '2 records quarantined in the last \
+24 h'))
     """
     red: list[str] = []
     amber: list[str] = []
     if expectations.failed:
         red.append(expectations.text())
     for batch in stuck:
-        red.append(f"batch {batch} wrote its metrics but never committed: it failed before "
-                   "its commit (run the maintainer again)")
+        red.append(f"maintained batch {batch} wrote its metrics but never committed: it "
+                   "failed before its commit (run the maintainer again)")
     if waiting.batches and waiting.age_s is not None:
         if waiting.age_s > BACKLOG_RED_S:
             red.append(f"{waiting.text()}: is the maintainer running?")
@@ -73,8 +74,8 @@ the views are at batch 3', '2 records quarantined in the last 24 h'))
     if late.slow:
         amber.append(late.slow_text())
     if expectations.checked and fresh.batch is not None and expectations.stale:
-        amber.append(f"the expectations were last checked on batch {expectations.batch}; "
-                     f"the views are at batch {fresh.batch}")
+        amber.append(f"the expectations were last checked on maintained batch "
+                     f"{expectations.batch}; the views are at maintained batch {fresh.batch}")
     if new_quarantine:
         amber.append(f"{plural(new_quarantine, 'record')} quarantined in the last "
                      f"{RECENT_HOURS:g} h")

@@ -92,7 +92,7 @@ def test_dashboard_command_without_the_app_says_so(
 HELPERS = ["lakeview", "lakewatch", "queryview", "paging", "page_registry", "regionmap", "status",
            "status.words", "status.moments", "status.freshness", "status.latency",
            "status.expectations", "status.quarantine", "status.deaths", "status.light", "topomap",
-           "whatif"]
+           "whatif", "status.network", "healthview", "outputnames"]
 
 
 @pytest.mark.parametrize("name", HELPERS)

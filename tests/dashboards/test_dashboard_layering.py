@@ -18,7 +18,8 @@ sys.path.insert(0, str(DASHBOARDS))
 import page_registry  # noqa: E402
 
 #: The reader layer: the only modules of the console that import ``aspen`` or ``deltalake``.
-READERS = frozenset({"lakeview", "lakewatch", "networkview", "queryview", "readingview"})
+READERS = frozenset({"healthview", "lakeview", "lakewatch", "networkview", "queryview",
+                     "readingview"})
 #: Modules that read nothing and draw nothing of their own: the app and the page list.
 SHELL = frozenset({"app", "page_registry"})
 #: Packages that read Delta tables: a page or a picture reaches them through the reader layer.

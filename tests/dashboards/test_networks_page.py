@@ -170,6 +170,13 @@ def test_an_eager_network_lists_its_outputs_and_an_outputs_readings(lake_env: Pa
     picked = _picker(app, "Output").value
     assert picked == newest_first.iloc[2]
     assert _shown_ids(app) == _expected_ids(lake_env, "windows_eager", picked)
+    # outputs are named in words, never by their stored keys
+    key = json.loads(picked)
+    clock = datetime.fromtimestamp(key[2], UTC).strftime("%H:%M:%S")
+    words = f"{key[0].replace('_', ' ')} · sensor {key[1]} · {clock}"
+    assert _picker(app, "Output").format_func(picked) == f"{words} on 2026-12-01"
+    assert f"Output `{words}` of group" in _texts(app)
+    assert picked not in _texts(app)
     spec = _chart(app)
     assert [t["name"] for t in spec["data"]] == ["stream readings"]
     assert [s["type"] for s in spec["layout"]["shapes"]] == ["rect"]  # its window, shaded

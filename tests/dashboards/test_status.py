@@ -52,7 +52,8 @@ def test_freshness_is_the_last_committed_batch_and_its_age() -> None:
                            "committed_at": [at(0), at(-10)]})
     fresh = status.freshness(ledger, at(0) + pd.Timedelta(seconds=42))
     assert fresh == Freshness(2, 5, at(0), 42.0)
-    assert fresh.text() == "views current as of batch 2, committed 42 s ago"
+    assert fresh.text() == ("views current as of maintained batch 2 (through ingest batch 5), "
+                            "committed 42 s ago")
     assert status.freshness(ledger.iloc[:0], T0) == Freshness(None, -1, None, None)
     assert status.freshness(None, T0).text() == "no batch has been maintained yet"
 
@@ -131,8 +132,8 @@ def test_latency_summarises_the_last_batch_and_the_trend() -> None:
     # the median before batch 20 is of batches 1–19: ten of 1 s, nine of 2 s
     assert late == Latency(20, 94.0, True, 1.0, 2.0, 10, 1.0, (20,))
     assert late.trend_text() == "median 2.0 s over the last 10 batches, up from 1.0 s"
-    assert late.slow_text() == "the last batch (20) took 94 s, over 3× the median 1.0 s of the " \
-                               "batches before it"
+    assert late.slow_text() == ("the last maintained batch (20) took 94 s, over 3× the median "
+                                "1.0 s of the batches before it")
     steady = status.latency(pd.Series([1.0, 1.05, 0.98], index=[1, 2, 3]))
     assert not steady.slow and steady.previous_median is None
     assert steady.trend_text() == "median 1.0 s over the last 3 batches"
@@ -201,7 +202,7 @@ def test_the_latest_batch_checked_with_stale_results_marked() -> None:
     assert list(latest.columns) == status.EXPECTATION_COLUMNS
     summary = status.expectation_summary(latest)
     assert summary == ExpectationSummary(checked=3, failed=1, stale=3, batch=2)
-    assert summary.text() == "1 of 3 expectations failed (batch 2)"
+    assert summary.text() == "1 of 3 expectations failed (maintained batch 2)"
     assert not status.latest_expectations(_results(), committed_batch=2)["stale"].any()
     assert not status.latest_expectations(_results(), committed_batch=None)["stale"].any()
     assert status.latest_expectations(None, 3).empty
@@ -302,8 +303,9 @@ PASSED = ExpectationSummary(5, 0, 0, 3)
 def test_green_says_why_in_one_line() -> None:
     light = status.traffic_light(fresh=FRESH, waiting=NOTHING, late=QUICK, expectations=PASSED)
     assert light == status.Light("green", (
-        "views current as of batch 3, committed 42 s ago; nothing waiting; "
-        "all 5 expectations passed (batch 3)",))
+        "views current as of maintained batch 3 (through ingest batch 5), committed 42 s ago; "
+        "nothing waiting; "
+        "all 5 expectations passed (maintained batch 3)",))
     young = Backlog((6,), 4, at(0), 30.0)  # ingested a moment ago: the maintainer is on it
     assert status.traffic_light(fresh=FRESH, waiting=young, late=QUICK,
                                 expectations=PASSED).colour == "green"
@@ -316,9 +318,10 @@ def test_green_says_why_in_one_line() -> None:
     ({"waiting": Backlog((6, 7), 4, at(0), 900.0)},
      "4 updates in 2 ingest batches waiting, the oldest for 15 min"),
     ({"late": Latency(3, 94.0, True, 1.5, 2.0, 3, None, (3,))},
-     "the last batch (3) took 94 s, over 3× the median 1.5 s of the batches before it"),
+     "the last maintained batch (3) took 94 s, over 3× the median 1.5 s of the batches before it"),
     ({"expectations": ExpectationSummary(5, 0, 5, 2)},
-     "the expectations were last checked on batch 2; the views are at batch 3"),
+     "the expectations were last checked on maintained batch 2; the views are at "
+     "maintained batch 3"),
     ({"new_quarantine": 1}, "1 record quarantined in the last 24 h"),
     ({"unreadable": 2}, "2 tables cannot be read (see Internals)"),
     ({"fresh": Freshness(None, -1, None, None)}, "no batch has been maintained yet"),
@@ -330,9 +333,10 @@ def test_amber_and_its_reason(change: dict[str, object], reason: str) -> None:
 
 
 @pytest.mark.parametrize(("change", "reason"), [
-    ({"expectations": ExpectationSummary(5, 2, 0, 3)}, "2 of 5 expectations failed (batch 3)"),
-    ({"stuck": [4]}, "batch 4 wrote its metrics but never committed: it failed before its "
-                     "commit (run the maintainer again)"),
+    ({"expectations": ExpectationSummary(5, 2, 0, 3)},
+     "2 of 5 expectations failed (maintained batch 3)"),
+    ({"stuck": [4]}, "maintained batch 4 wrote its metrics but never committed: it failed "
+                     "before its commit (run the maintainer again)"),
     ({"waiting": Backlog((6,), 1, at(0), 7200.0)},
      "1 update in 1 ingest batch waiting, the oldest for 2 h: is the maintainer running?"),
 ])
@@ -346,9 +350,9 @@ def test_red_reasons_come_before_amber_ones() -> None:
     light = status.traffic_light(fresh=FRESH, waiting=NOTHING, late=QUICK,
                                  expectations=ExpectationSummary(5, 1, 5, 2), new_quarantine=3)
     assert light.colour == "red"
-    assert light.reasons == ("1 of 5 expectations failed (batch 2)",
-                             "the expectations were last checked on batch 2; the views are at "
-                             "batch 3",
+    assert light.reasons == ("1 of 5 expectations failed (maintained batch 2)",
+                             "the expectations were last checked on maintained batch 2; the "
+                             "views are at maintained batch 3",
                              "3 records quarantined in the last 24 h")
 
 

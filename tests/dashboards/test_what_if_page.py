@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -64,17 +65,31 @@ def test_links_are_offered_in_words_with_their_cost(lake: Path) -> None:
     assert not app.dataframe  # nothing is simulated before the button
 
 
+def _metrics(app: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
 def test_a_costlier_pair_is_told_apart_from_a_disconnected_one(lake: Path) -> None:
     app = _simulate(open_page(WHAT_IF), links=[BC])
+    metrics = _metrics(app)
+    assert metrics["Pairs disconnected"] == "1 of 3 (33.3 %)"  # (b, c); a → c is left for (a, c)
+    assert metrics["Pairs rerouted"] == "1"
+    assert metrics["Added latency, median"] == "+2 ms"  # 3 ms through b, now 5 ms over a → c
+    assert metrics["Routers isolated"] == "0"
+    assert _frame(app, "from", 0).values.tolist() == [["a", "c", "3 ms", "5 ms", "+2 ms"]]
+    # the expert details: rows per view, and the reachable and min_cost rows lost
     assert _lost(app) == {"Reachable pairs": 1, "Cheapest cost of a pair": 2,
                           "Region members": 0}
-    costs = _frame(app, "from", 1).set_index(["from", "to"])
+    costs = _frame(app, "from", 2).set_index(["from", "to"])
     assert costs.loc[("a", "c"), "before"] == "3 ms"
     assert costs.loc[("a", "c"), "after"] == "now 5 ms"  # over a → c: costlier, not cut off
     assert costs.loc[("b", "c"), "after"] == "disconnected"
-    reach = _frame(app, "from", 0)
+    reach = _frame(app, "from", 1)
     assert reach.values.tolist() == [["b", "c"]]
     both = _simulate(open_page(WHAT_IF), links=[BC, AC])
+    assert _metrics(both)["Pairs disconnected"] == "2 of 3 (66.7 %)"
+    assert _metrics(both)["Pairs rerouted"] == "0"
+    assert _metrics(both)["Added latency, median"] == "–"
     after = _frame(both, "from", 1).set_index(["from", "to"])["after"].to_dict()
     assert after == {("a", "c"): "disconnected", ("b", "c"): "disconnected"}
 
@@ -83,26 +98,30 @@ def test_failing_s2_loses_only_that_member(lake: Path) -> None:
     app = _simulate(open_page(WHAT_IF), ["s2"])
     assert _lost(app)["Region members"] == 1  # s3 stays through s4
     regions = _frame(app, "region")
+    assert list(regions.columns) == ["region", "sensors", "lost", "kept", "gone", "sensors lost"]
     assert regions.values.tolist() == [["r1", 4, 1, 3, False, "s2"]]
-    metrics = {m.label: m.value for m in app.metric}
-    assert metrics["Base tuples deleted"] == "2"  # its sensor and triggered instances
-    assert metrics["View rows lost"] == "1"
-    assert re.fullmatch(r"\d+ ms", metrics["Answered in"])
+    assert _metrics(app)["Pairs disconnected"] == "0 of 3 (0 %)"  # a sensor is no link
+    # its sensor and triggered instances; one region member lost
+    assert any(re.match(r"2 base tuple instance\(s\) deleted; 1 view rows lost", c.value)
+               for c in app.caption)
+    assert any(re.match(r"From the stored provenance, answered in \d+ ms", c.value)
+               for c in app.caption)
 
 
 def test_failing_both_chains_cuts_s3_off(lake: Path) -> None:
     app = _simulate(open_page(WHAT_IF), ["s2", "s4"])
     regions = _frame(app, "region").set_index("region")
-    assert regions.loc["r1", "size"] == 4 and regions.loc["r1", "size after"] == 1
+    assert regions.loc["r1", "sensors"] == 4 and regions.loc["r1", "kept"] == 1
     assert regions.loc["r1", "sensors lost"] == "s2, s3, s4"
-    assert not regions.loc["r1", "region lost"]
+    assert not regions.loc["r1", "gone"]
 
 
 def test_an_untriggered_sensor_loses_nothing(lake: Path) -> None:
     app = _simulate(open_page(WHAT_IF), ["s6"])
     assert not app.warning
     assert _lost(app)["Region members"] == 0
-    assert {m.label: m.value for m in app.metric}["Base tuples deleted"] == "1"
+    assert any(c.value.startswith("1 base tuple instance(s) deleted; 0 view rows lost")
+               for c in app.caption)
     assert any("No region member would be lost" in c.value for c in app.caption)
 
 
@@ -173,3 +192,46 @@ def test_with_a_registry_but_nothing_to_delete(lake: Path) -> None:
     app = open_page(WHAT_IF)
     assert len(app.info) == 1 and "No live links or sensors" in app.info[0].value
     assert not app.button
+
+
+def test_a_failed_router_disconnects_its_pairs_and_reroutes_the_rest(lake: Path) -> None:
+    app = open_page(WHAT_IF)
+    app.selectbox(key="whatif_node").select("b").run()
+    next(b for b in app.button if b.label == "Simulate").click().run()
+    assert not app.exception, app.exception
+    metrics = _metrics(app)
+    # a → b and b → c go with b; (a, c) keeps a → c, at 5 ms instead of 3 ms through b
+    assert metrics["Pairs disconnected"] == "2 of 3 (66.7 %)"
+    assert metrics["Pairs rerouted"] == "1"
+    assert metrics["Added latency, median"] == "+2 ms"
+    assert metrics["Routers isolated"] == "0"  # b failed itself; a and c keep a → c
+    assert any("A failed router is not counted as isolated." in c.value for c in app.caption)
+    domains = _frame(app, "domain")  # ids without a dot: each router is its own domain
+    assert domains.set_index("domain").to_dict("index") == {
+        "a": {"routers isolated": 0, "pairs disconnected": 1, "pairs rerouted": 1},
+        "b": {"routers isolated": 0, "pairs disconnected": 2, "pairs rerouted": 0},
+        "c": {"routers isolated": 0, "pairs disconnected": 1, "pairs rerouted": 1},
+    }
+
+
+def _region_view(view: str, rows: list[tuple[str, int]]) -> None:
+    frame = pd.DataFrame({"region": [r for r, _ in rows], "size": [n for _, n in rows],
+                          "provenance": pd.Series([None] * len(rows), dtype="object"),
+                          "prov_bytes": 0, "batch_id": 1, "node": -1})
+    write_table(Settings(lake=os.environ["ASPEN_LAKE"]), view, frame)
+
+
+@pytest.mark.parametrize(("sensor", "sizes", "largest"), [
+    ("s5", (1, 1), (0, 1)),  # r2 goes: its size row goes; r1 stays the largest
+    ("s2", (1, 1), (1, 0)),  # r1 shrinks: its size row and its largest row go; r2 stays
+])
+def test_region_tables_count_the_rows_still_present(lake: Path, sensor: str,
+                                                    sizes: tuple[int, int],
+                                                    largest: tuple[int, int]) -> None:
+    _region_view("region_sizes", [("r1", 4), ("r2", 1)])
+    _region_view("largest_regions", [("r1", 4)])
+    commit_views(str(lake))
+    app = _simulate(open_page(WHAT_IF), [sensor])
+    table = _frame(app, "view").set_index("view")
+    assert tuple(table.loc["Region sizes", ["rows lost", "rows kept"]]) == sizes
+    assert tuple(table.loc["Largest regions", ["rows lost", "rows kept"]]) == largest
