@@ -67,7 +67,6 @@ __all__ = [
     "DELETED_LINK_COLUMNS",
     "NO_REGION",
     "PROVENANCE_TABLES",
-    "REGION_LOSS_COLUMNS",
     "Snapshot",
     "TableStatus",
     "batch_numbers",
@@ -87,7 +86,6 @@ __all__ = [
     "provenance_versions",
     "read_latest",
     "recent_batches",
-    "region_losses",
     "resolve_lake",
     "route_text",
     "row_count",
@@ -724,36 +722,6 @@ def sensor_chain(
         middle = sorted(sensors - {start, member})
         path = [start, *middle] + ([member] if member != start else [])
     return seed, path
-
-
-#: Columns of :func:`region_losses`.
-REGION_LOSS_COLUMNS = ["region", "size", "lost", "size after", "region lost", "members lost"]
-
-
-def region_losses(
-    members: Iterable[tuple[object, ...]], lost: Iterable[tuple[object, ...]]
-) -> pd.DataFrame:
-    """Per region with a lost member: its size now, members lost, size after, whether it is gone.
-
-    ``members`` and ``lost`` are ``active_region`` tuples ``(region, sensor)``.
-
-    >>> members = [("r1", "a"), ("r1", "b"), ("r2", "c")]
-    >>> region_losses(members, [("r1", "b"), ("r2", "c")]).values.tolist()
-    [['r1', 2, 1, 1, False, 'b'], ['r2', 1, 1, 0, True, 'c']]
-    """
-    sizes: dict[str, set[str]] = {}
-    for region, sensor, *_ in members:
-        sizes.setdefault(str(region), set()).add(str(sensor))
-    gone: dict[str, set[str]] = {}
-    for region, sensor, *_ in lost:
-        gone.setdefault(str(region), set()).add(str(sensor))
-    rows = []
-    for region in sorted(gone):
-        size = len(sizes.get(region, set()) | gone[region])
-        after = size - len(gone[region])
-        rows.append((region, size, len(gone[region]), after, after == 0,
-                     ", ".join(sorted(gone[region]))))
-    return pd.DataFrame(rows, columns=REGION_LOSS_COLUMNS)
 
 
 # -- continuous queries ---------------------------------------------------------------------
