@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.generators.demo import write_demo_inputs
     from aspen.pipeline.airflow_run import run_pipeline_once
+    from aspen.queries.demo_queries import register_demo_queries
     from aspen.readings.network_tables import record_network
     from aspen.streams.networks import load_network
 
@@ -65,6 +66,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     record_network(settings, network, "eager")  # the readings task then runs it too
     print(f"   recorded the stream network {network.name} ({demo.network.name}): the pipeline's "
           "readings task runs it beside the triggering rule")
+    queries = register_demo_queries(settings)
+    print(f"   registered the continuous queries {', '.join(queries)}: the maintain task's query "
+          "worker keeps them up to date after each batch")
     print("2. running the aspen_pipeline DAG once with Airflow (dag.test(): ingest → readings → "
           "apply → maintain → expectations → publish, each through spark-submit); this takes a "
           "few minutes …", flush=True)
@@ -79,6 +83,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     _report(settings)
     return 0
+
+
+def _queries(settings: Settings) -> None:
+    """The demo's continuous queries: how each last ran and its result's size."""
+    from aspen.lake.deltars import read_table, table_exists
+    from aspen.queries.demo_queries import DEMO_QUERIES
+    from aspen.queries.names import result_table
+    from aspen.queries.status import read_statuses
+
+    statuses = read_statuses(settings) if table_exists(settings, "query_status") else {}
+    print("   continuous queries (aspen query show NAME):")
+    for name, (_sql, meaning) in DEMO_QUERIES.items():
+        table = result_table(name)
+        rows = len(read_table(settings, table)) if table_exists(settings, table) else 0
+        last = statuses.get(name)
+        outcome = "not run yet" if last is None else last.describe()
+        print(f"   {name:<20} {rows:>5} rows — {meaning}; {outcome}")
 
 
 def _report(settings: Settings) -> None:
@@ -100,6 +121,7 @@ def _report(settings: Settings) -> None:
     result = verify_lake(settings)
     verdict = "equal" if result.ok else "DIFFER FROM"
     print(f"5. verify: the maintained views {verdict} from-scratch evaluation (aspen verify)")
+    _queries(settings)
     lake = f"--lake {settings.lake}"
     print("6. try:")
     print(f"   aspen {lake} show region_sizes")
