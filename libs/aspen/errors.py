@@ -80,6 +80,11 @@ class NotBuiltYetError(AspenError):
     """A capability named in the design that this build does not have yet."""
 
 
+class QueryRunError(AspenError):
+    """A continuous query failed on its data, as Spark's ANSI mode fails it (an invalid CAST, a
+    division by zero); the message starts with Spark's error class."""
+
+
 class ProvenanceError(AspenError):
     """Invalid provenance: an undecodable BDD, an unknown variable, a bad order."""
 

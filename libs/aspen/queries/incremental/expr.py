@@ -2,10 +2,12 @@
 functions over one row, for the incremental path: the same values Spark SQL gives, NULL as
 ``None`` with SQL's three-valued logic.
 
-Only a subset is evaluated here: columns, literals, arithmetic (``/`` is a double, NULL on a
-zero divisor), comparisons, AND/OR/NOT, IS [NOT] NULL, IN (a list), BETWEEN, LIKE with a
-literal pattern, CASE, IF, COALESCE, CAST to numbers, strings and booleans, ``||``, CONCAT, ABS,
-ROUND (half up), UPPER, LOWER, LENGTH, GREATEST, LEAST. Anything else raises
+Only a subset is evaluated here: columns, literals, arithmetic (``/`` is a double; a zero
+divisor fails the query, as Spark's ANSI mode does), comparisons, AND/OR/NOT, IS [NOT] NULL,
+IN (a list), BETWEEN, LIKE with a literal pattern, CASE, IF, COALESCE, CAST to numbers, strings
+and booleans (a value that does not convert fails the query,
+:class:`~aspen.errors.QueryRunError`; TRY_CAST gives NULL), ``||``, CONCAT, ABS, ROUND (half
+up), UPPER, LOWER, LENGTH, GREATEST, LEAST. Anything else raises
 :class:`NotIncrementalError` naming it, and the query is recomputed instead; so does a
 comparison of values of different kinds (a timestamp with a string, which Spark casts).
 
@@ -27,7 +29,7 @@ from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
-from aspen.errors import ConfigError
+from aspen.errors import ConfigError, QueryRunError
 from aspen.queries.spec import DIALECT
 
 if TYPE_CHECKING:
@@ -79,12 +81,18 @@ def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
 
 
 def _divide(a: Any, b: Any) -> Any:
-    return None if a is None or b is None or b == 0 else a / b
+    if a is None or b is None:
+        return None
+    if b == 0:
+        raise QueryRunError("[DIVIDE_BY_ZERO] Division by zero")
+    return a / b
 
 
 def _modulo(a: Any, b: Any) -> Any:
-    if a is None or b is None or b == 0:
+    if a is None or b is None:
         return None
+    if b == 0:
+        raise QueryRunError("[DIVIDE_BY_ZERO] Division by zero")
     if isinstance(a, int) and isinstance(b, int):
         result = abs(a) % abs(b)  # SQL: the sign of the dividend
         return -result if a < 0 else result
@@ -125,18 +133,26 @@ def _like(pattern: str) -> Callable[[Any], Any]:
     return lambda v: None if v is None else regex.fullmatch(str(v)) is not None
 
 
-def _cast(kind: str) -> Callable[[Any], Any]:
+def _cast(kind: str, strict: bool = True) -> Callable[[Any], Any]:
+    """CAST (``strict``: a value that does not convert fails, as in Spark's ANSI mode) or
+    TRY_CAST (it becomes NULL) to ``kind``."""
+    def failed(v: Any) -> Any:
+        if strict:
+            raise QueryRunError(f"[CAST_INVALID_INPUT] The value {v!r} cannot be cast to "
+                                f"{kind} because it is malformed")
+        return None
+
     def to_int(v: Any) -> Any:
         try:
             return int(float(v)) if isinstance(v, str) else int(v)
         except (TypeError, ValueError, OverflowError):
-            return None
+            return failed(v)
 
     def to_float(v: Any) -> Any:
         try:
             return float(v)
         except (TypeError, ValueError):
-            return None
+            return failed(v)
 
     def to_text(v: Any) -> Any:
         if isinstance(v, bool):
@@ -145,7 +161,8 @@ def _cast(kind: str) -> Callable[[Any], Any]:
 
     def to_bool(v: Any) -> Any:
         if isinstance(v, str):
-            return {"true": True, "false": False}.get(v.strip().lower())
+            found = {"true": True, "false": False}.get(v.strip().lower())
+            return failed(v) if found is None else found
         return bool(v)
 
     table = {"BIGINT": to_int, "INT": to_int, "SMALLINT": to_int, "TINYINT": to_int,
@@ -260,8 +277,9 @@ def compile_node(node: exp.Expression, column: Callable[[str], Getter],
             return lambda row: yes(row) if cond(row) is True else no(row)
         if isinstance(n, exp.Cast | exp.TryCast):
             to = n.args.get("to")
-            cast, inner = _cast(to.this.name if isinstance(to, exp.DataType) else str(to)), \
-                walk(n.this)
+            cast, inner = _cast(to.this.name if isinstance(to, exp.DataType) else str(to),
+                                # sqlglot reads Spark's CAST as a TryCast, TRY_CAST as a safe one
+                                strict=not n.args.get("safe")), walk(n.this)
             return lambda row: cast(inner(row))
         if isinstance(n, exp.Round):
             inner = walk(n.this)
