@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/provenance_order.py [--lakes demo,dense,n1000]
         [--orders arrival,bfs,dfs] [--root DIR] [--limit SECONDS] [--sift] [--reuse]
-        [--out FILE.json]
+        [--engine-nodes N] [--out FILE.json]
 
 Builds one lake per lake kind and order (the demo through Airflow and spark-submit; the dense
 and 1,000-node lakes in process), measures each (bytes and BDD nodes per view, warm-up,
@@ -18,7 +18,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from aspen.bench.provenance_order import LAKES, provenance_order, target_lines
+from aspen.bench.provenance_order import (
+    LAKES,
+    engine_reachable,
+    in_child,
+    provenance_order,
+    target_lines,
+)
 from aspen.settings import VARIABLE_ORDERS
 
 
@@ -37,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=None, help="where the lakes are built")
     parser.add_argument("--limit", type=float, default=1800.0, help="seconds per lake build")
     parser.add_argument("--sift", action="store_true", help="also count nodes after sifting")
+    parser.add_argument("--engine-nodes", type=int, default=None,
+                        help="also build reachable alone in process at this many nodes")
     parser.add_argument("--reuse", action="store_true",
                         help="measure the lakes an earlier run built under --root again")
     parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
@@ -49,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
                               say=lambda line: print(f"... {line}", file=sys.stderr, flush=True))
     for line in target_lines(result):
         print(line)
+    if args.engine_nodes:
+        for order in orders:
+            found = in_child(engine_reachable, (args.engine_nodes, order), args.limit, root)
+            result.setdefault("engine", {})[order] = found
+            print(f"reachable alone, {args.engine_nodes} nodes, {order}: {found}")
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=1, default=str))
     return 0

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["LAKES", "TARGETS", "batch_decode_s", "build_generated", "engine_reachable",
-           "measure_lake",
+           "in_child", "measure_lake",
            "previous_versions", "provenance_order", "target_lines"]
 
 #: Generated lakes: nodes, link tuples per node, single-link change batches after the build.
