@@ -48,7 +48,7 @@ LAKES: dict[str, dict[str, Any]] = {
     "dense": {"nodes": 100, "degree": 4.0, "changes": 10},
     "n1000": {"nodes": 1000, "degree": 2.4, "changes": 5},
 }
-#: The targets (seconds or bytes) the issue of record sets, per lake, for the default order.
+#: The targets (seconds or bytes) each lake must reach in the default order.
 TARGETS: dict[str, dict[str, float]] = {
     "demo": {"active_region_bytes": 100_000, "warm_s": 2.0, "what_if_s": 0.5},
     "n1000": {"warm_s": 30.0, "batch_decode_s": 1.0},
