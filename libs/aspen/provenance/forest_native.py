@@ -96,15 +96,23 @@ def forest_decoder(manager: ProvenanceManager) -> Callable[[bytes], list[Formula
     return cached_on(manager, "_aspen_forest_decoder", _bind)
 
 
+def _build_calls(handle: Any) -> tuple[int, int, int]:
+    """The addresses of CUDD's ``ite``, ``Ref`` and ``RecursiveDeref`` that the compiled
+    builders call."""
+    def address(function: Any) -> int:
+        return ctypes.cast(function, _PTR).value  # type: ignore[return-value]
+
+    library = handle.library
+    return (address(library.Cudd_bddIte), address(library.Cudd_Ref),
+            address(library.Cudd_RecursiveDeref))
+
+
 def _bind(manager: ProvenanceManager) -> Callable[[bytes], list[Formula]] | None:
     library = native_library()
     handle = cudd_handle(manager)
     if library is None or handle is None:
         return None
-    address = ctypes.cast
-    ite = address(handle.library.Cudd_bddIte, _PTR).value
-    ref = address(handle.library.Cudd_Ref, _PTR).value
-    deref = address(handle.library.Cudd_RecursiveDeref, _PTR).value
+    ite, ref, deref = _build_calls(handle)
     wrap = manager.bdd._add_int  # the inverse of int(f): a Function holding its own reference
 
     def pointer(formula: Formula) -> int:
@@ -174,10 +182,7 @@ def decode_each_native(manager: ProvenanceManager,
     flat_ids = np.ascontiguousarray(ids[order], np.int64)
     ends = np.cumsum(np.fromiter(map(len, encodings), np.int64, len(encodings)))
     after = np.ascontiguousarray(after, np.int64)
-    address = ctypes.cast
-    ite = address(handle.library.Cudd_bddIte, _PTR).value
-    ref = address(handle.library.Cudd_Ref, _PTR).value
-    deref = address(handle.library.Cudd_RecursiveDeref, _PTR).value
+    ite, ref, deref = _build_calls(handle)
     variables = (_PTR * max(len(names), 1))(*[int(manager.var(n)) - 2 for n in names])
     out = (_PTR * len(encodings))()
 
