@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "aspen.streams"),
     ("aspen.runtime", "aspen.spark"),
     ("aspen.lake",),
-    ("aspen.pipeline", "aspen.queries", "aspen.readings"),
+    ("aspen.pipeline", "aspen.queries", "aspen.readings", "aspen.sqlprov"),
     ("aspen.quality",),
     ("aspen.bench", "aspen.cli"),
 )

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "what_if",
     "optimize",
     "query",
+    "sql",
     "verify",
     "check",
     "bench",
