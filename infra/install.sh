@@ -77,6 +77,32 @@ if [ ! -f "$STAMPS/forest-$forest_sum" ] || [ ! -f "$FOREST_LIB" ]; then
   rm -f "$STAMPS"/forest-*
   touch "$STAMPS/forest-$forest_sum"
 fi
+# The compiled engine core (aspen.engine.native, docs/decisions/0053-compiled-core.md): a Rust
+# cdylib with no dependencies, so `cargo build --offline` fetches nothing; rebuilt when a source
+# changes. Needs cargo (Debian package cargo).
+CORE_DIR=libs/aspen_core
+CORE_LIB=libs/aspen/engine/native/_core.so
+core_sum=$(cat "$CORE_DIR/Cargo.toml" "$CORE_DIR/Cargo.lock" $(find "$CORE_DIR/src" -name '*.rs' | sort) \
+  | sha256sum | cut -c1-16)
+if [ ! -f "$STAMPS/core-$core_sum" ] || [ ! -f "$CORE_LIB" ]; then
+  if ! command -v cargo >/dev/null 2>&1; then
+    command -v apt-get >/dev/null 2>&1 \
+      || die "Rust's cargo is required to build $CORE_LIB and apt-get is unavailable: install cargo."
+    echo "setup: installing cargo (apt-get)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends cargo; } \
+      >/tmp/aspen-apt.log 2>&1 \
+      || { tail -20 /tmp/aspen-apt.log >&2; die "apt-get could not install cargo (are you root, is the Debian mirror reachable?)."; }
+  fi
+  echo "setup: compiling $CORE_LIB"
+  CARGO_TARGET_DIR="$ROOT/infra/.cargo-target" cargo build --release --offline --quiet \
+    --manifest-path "$CORE_DIR/Cargo.toml" \
+    || die "compiling $CORE_DIR failed (see the cargo output above)."
+  # a new file, not one rewritten in place: a running process keeps the library it mapped
+  cp "infra/.cargo-target/release/libaspen_core.so" "$CORE_LIB.tmp" && mv -f "$CORE_LIB.tmp" "$CORE_LIB" \
+    || die "could not copy the compiled core to $CORE_LIB."
+  rm -f "$STAMPS"/core-*
+  touch "$STAMPS/core-$core_sum"
+fi
 # Headless Chromium for the dashboard's browser test (Playwright drives the Debian binary; it never
 # downloads its own browsers). Skipped when chromium is already on PATH.
 if [ ! -f "$STAMPS/chromium" ] || ! command -v chromium >/dev/null 2>&1; then
@@ -90,4 +116,4 @@ if [ ! -f "$STAMPS/chromium" ] || ! command -v chromium >/dev/null 2>&1; then
   fi
   touch "$STAMPS/chromium"
 fi
-echo "setup: ready (.venv, $JARS, $FOREST_LIB, chromium)"
+echo "setup: ready (.venv, $JARS, $FOREST_LIB, $CORE_LIB, chromium)"

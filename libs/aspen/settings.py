@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_LAKE",
     "MAX_PARTITIONS",
     "OBJECT_STORE_SCHEMES",
+    "ENGINE_CORES",
     "VARIABLE_ORDERS",
     "Settings",
     "check_lake_root",
@@ -33,6 +34,10 @@ DEFAULT_LAKE = "./lakehouse"
 #: The BDD variable orders maintenance can keep (Liu 2016, §3.5): depth-first labelling of the
 #: link graph and the sensor field (the default), breadth-first, and arrival order.
 VARIABLE_ORDERS: tuple[str, ...] = ("dfs", "bfs", "arrival")
+#: The engine cores of the in-process runtime: the compiled core where it implements a view and
+#: the CUDD backend is in use (``auto``, the default), always it (``native``: an error when it is
+#: not built), or the Python operators only (``reference``, what Spark's query nodes run).
+ENGINE_CORES: tuple[str, ...] = ("auto", "native", "reference")
 #: The most query nodes (``--partitions``) a lake may be maintained with: every node keeps its
 #: own operator state, so far more nodes than any machine runs only multiplies memory and files.
 MAX_PARTITIONS = 1024
@@ -147,6 +152,10 @@ class Settings:
     #: environment's ``ASPEN_VARIABLE_ORDER`` says otherwise — the others are for comparison)
     variable_order: str = field(
         default_factory=lambda: os.environ.get("ASPEN_VARIABLE_ORDER", VARIABLE_ORDERS[0]))
+    #: which engine core the in-process runtime uses (:data:`ENGINE_CORES`; ``auto`` unless the
+    #: environment's ``ASPEN_ENGINE_CORE`` says otherwise)
+    engine_core: str = field(
+        default_factory=lambda: os.environ.get("ASPEN_ENGINE_CORE", ENGINE_CORES[0]))
 
     def __post_init__(self) -> None:
         if self.partitions < 1:
@@ -159,6 +168,9 @@ class Settings:
         if self.variable_order not in VARIABLE_ORDERS:
             raise ConfigError(f"ASPEN_VARIABLE_ORDER must be one of {', '.join(VARIABLE_ORDERS)}, "
                               f"got {self.variable_order!r}")
+        if self.engine_core not in ENGINE_CORES:
+            raise ConfigError(f"ASPEN_ENGINE_CORE must be one of {', '.join(ENGINE_CORES)}, "
+                              f"got {self.engine_core!r}")
 
     @property
     def lake_uri(self) -> str:

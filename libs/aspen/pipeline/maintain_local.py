@@ -101,7 +101,8 @@ def load_runtime(settings: Settings, entry: ledger.LedgerEntry) -> StoredState |
     through = index.column("through_ingest_batch")[newest].as_py()
     rows = dataset.to_table(filter=ds.field("batch_id") == batch_id, columns=["state"])
     try:
-        runtime = LocalRuntime.load_state(rows.column("state")[0].as_py())
+        runtime = LocalRuntime.load_state(rows.column("state")[0].as_py(),
+                                          core=settings.engine_core)
     except EngineError:  # a state written by an older Aspen: rebuild from the registry
         return None
     return StoredState(runtime, batch_id, through)
@@ -164,7 +165,8 @@ class LocalBatch:
             # per-tuple provenance bytes are in the view tables, the benchmarks measure the rest
             self._runtime = LocalRuntime(views=VIEWS, partitions=self.partitions, mode=self.mode,
                                          measure_bytes=False,
-                                         variable_order=settings.variable_order)
+                                         variable_order=settings.variable_order,
+                                         core=settings.engine_core)
             self._published = {}
             self._batch = batch_between(registry_since(settings, -1), after=-1, through=through)
         else:

@@ -56,6 +56,7 @@ from aspen.engine.records import DEL, INS, Update
 from aspen.errors import EngineError, UnknownViewError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.provenance.placement import VariablePlacement
+from aspen.runtime.core_views import NativeReachable, native_views, resolve_core
 from aspen.views import build_dataflow
 
 __all__ = ["LocalRuntime", "ViewDelta", "read_state_payload"]
@@ -144,16 +145,24 @@ class LocalRuntime:
         reorder: bool | None = False,
         manager: ProvenanceManager | None = None,
         variable_order: str = "dfs",
+        core: str = "auto",
     ) -> None:
         if not isinstance(partitions, int) or partitions < 1:
             raise EngineError(f"partitions must be a positive integer, not {partitions!r}")
         self.views = check_views(views)
         self.choices = choices or PlanChoices(mode=mode, batch_size=batch_size, aggsel=aggsel, k=k)
-        self.dataflow: Dataflow = build_dataflow(self.views, self.choices)
         self.partitions = partitions
         self.shuffle_seed = shuffle_seed
         self.measure_bytes = measure_bytes
         self.manager = manager or ProvenanceManager(backend)
+        #: "native" or "reference": which core runs the views the compiled core implements
+        self.core = resolve_core(core, self.manager)
+        #: the views the compiled core maintains (their reference operators are not built)
+        self.native: dict[str, NativeReachable] = {
+            v: NativeReachable(self.manager) for v in native_views(self.views, self.core)}
+        reference = [v for v in self.views if v not in self.native]
+        self.dataflow: Dataflow = build_dataflow(reference, self.choices) if reference else \
+            Dataflow(ops=(), sources=(), outputs=(), choices=self.choices)
         self.reorder = reorder
         if reorder is not None:  # dd.cudd sifts dynamically by default: slower builds here
             self.manager.bdd.configure(reordering=reorder)
@@ -206,11 +215,15 @@ class LocalRuntime:
         the views itself saves reading them twice)."""
         start = time.perf_counter()
         self._check(batch)
-        tracked = {v: self._tracked_stores(v) for v in self.views} if deltas else {}
+        tracked = {v: self._tracked_stores(v) for v in self.views
+                   if v not in self.native} if deltas else {}
         before = {v: set(self._read(v)) for v in tracked if not tracked[v]}
         for stores in tracked.values():
             for store in stores:
                 store.track_membership()
+        if deltas:
+            for native in self.native.values():
+                native.track_membership()
         dead = frozenset(v for v in batch.deletes if v in self.facts)
         self.placement.apply([(f.var, f.relation, f.values) for f in batch.inserts], dead)
         if dead:
@@ -219,10 +232,17 @@ class LocalRuntime:
             self.manager.place(self.placement.order)  # declares the new variables in place
         for fact in batch.inserts:
             self._insert(fact)
+        for native in self.native.values():
+            native.insert(batch.inserts)
         self._quiesce()
+        for native in self.native.values():
+            native.run()
         self.metrics.batches += 1
         self.metrics.wall_s += time.perf_counter() - start
         out: dict[str, ViewDelta] = {}
+        if deltas:
+            for v, native in self.native.items():
+                out[v] = ViewDelta(*native.delta())
         for v in tracked:
             if tracked[v]:
                 out[v] = _membership_delta(tracked[v])
@@ -276,14 +296,15 @@ class LocalRuntime:
         build; a benchmark reports the time separately. ``incremental`` indexes only the stores
         whose index is mostly up to date (a restored store, whose deletions scan its entries
         with the compiled walk instead, stays as it is)."""
-        return sum(store.refresh_index() for ops in self.nodes for op in ops.values()
-                   for store in op.stores()
-                   if not incremental or store.scan is None or store.mostly_indexed())
+        indexed = sum(native.index() for native in self.native.values())
+        return indexed + sum(store.refresh_index() for ops in self.nodes for op in ops.values()
+                             for store in op.stores()
+                             if not incremental or store.scan is None or store.mostly_indexed())
 
     def view(self, name: str) -> dict[tuple, Formula | None]:
         """The view's tuples → formula (a support formula or None for aggregates; see views)."""
         check_view(name)
-        if name not in self._outputs:
+        if name not in self._outputs and name not in self.native:
             raise UnknownViewError(
                 f"view {name!r} is not maintained by this runtime (views: {', '.join(self.views)})"
             )
@@ -293,6 +314,10 @@ class LocalRuntime:
         """:meth:`view` and :meth:`view_placement` in one read of the nodes."""
         if name not in self._outputs:
             self.view(name)  # raises: not a view, or not one this runtime maintains
+        native = self.native.get(name)
+        if native is not None:  # one pass: a row's node is the owner of its source
+            rows = native.rows(None, self.partitions)
+            return rows, {key: native.owner_of(key, self.partitions) for key in rows}
         formulas: dict[tuple, Formula | None] = {}
         placement: dict[tuple, int] = {}
         for index in range(self.partitions):
@@ -305,6 +330,10 @@ class LocalRuntime:
     def view_placement(self, name: str) -> dict[tuple, int]:
         """Which node holds each tuple of view ``name``."""
         self.view(name)  # validates the name
+        native = self.native.get(name)
+        if native is not None:
+            return {key: native.owner_of(key, self.partitions)
+                    for key, _f in native.formulas()}
         return {values: index for index in range(self.partitions)
                 for values in self._read(name, nodes=(index,))}
 
@@ -323,6 +352,11 @@ class LocalRuntime:
                     node_total += size + len(repr(values))
             self.metrics.nodes[index].state_bytes = node_total
             total += node_total
+        for native in self.native.values():  # attributed to the node owning each row
+            for values, formula in native.formulas():
+                size = len(self.manager.encode(formula)) + len(repr(values))
+                self.metrics.nodes[native.owner_of(values, self.partitions)].state_bytes += size
+                total += size
         return total
 
     def operator(self, node: int, name: str) -> Operator:
@@ -337,6 +371,7 @@ class LocalRuntime:
             raise EngineError("dump_state needs a quiescent runtime (messages are in flight)")
         codec = FormulaCodec(self.manager)
         nodes = [{name: op.dump_state(codec) for name, op in ops.items()} for ops in self.nodes]
+        native = {view: kernel.dump(codec) for view, kernel in self.native.items()}
         payload = {
             "version": _STATE_VERSION,
             "views": self.views,
@@ -353,17 +388,22 @@ class LocalRuntime:
             "metrics": self.metrics,
             "formulas": codec.export(),
             "nodes": nodes,
+            "native": native,
         }
         return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
     @classmethod
-    def load_state(cls, data: bytes, backend: str | None = None) -> LocalRuntime:
-        """Rebuild a runtime from :meth:`dump_state` bytes (our own state files only: pickle)."""
+    def load_state(cls, data: bytes, backend: str | None = None,
+                   core: str = "auto") -> LocalRuntime:
+        """Rebuild a runtime from :meth:`dump_state` bytes (our own state files only: pickle).
+
+        The state may have been written by either core: a view the state holds as reference
+        operators and this runtime runs natively (or the other way round) is converted."""
         payload = read_state_payload(data, _STATE_VERSION, "local-runtime state")
         rt = cls(views=payload["views"], partitions=payload["partitions"], backend=backend,
                  shuffle_seed=payload["shuffle_seed"], measure_bytes=payload["measure_bytes"],
                  choices=payload["choices"], coalesce=payload["coalesce"],
-                 reorder=payload["reorder"])
+                 reorder=payload["reorder"], core=core)
         if payload["rng"] is not None and rt._rng is not None:
             rt._rng.setstate(payload["rng"])
         placement = payload.get("placement")
@@ -380,11 +420,42 @@ class LocalRuntime:
         codec = FormulaCodec(rt.manager, payload["formulas"])
         for ops, states in zip(rt.nodes, payload["nodes"], strict=True):
             for name, state in states.items():
-                ops[name].load_state(state, codec)
+                if name in ops:  # else: a view this runtime runs natively (below)
+                    ops[name].load_state(state, codec)
+        stored_native = payload.get("native", {})
+        for view, kernel in rt.native.items():
+            if view in stored_native:
+                kernel.load(stored_native[view], codec, payload["facts"])
+            else:  # written by the reference operators
+                kernel.restore(kernel.reference_rows(payload["nodes"], codec), payload["facts"])
+        for view, state in stored_native.items():
+            if view not in rt.native:  # written by the compiled core, run by the reference
+                rt._restore_reference(view, codec.load_map(state), payload["facts"])
         rt.facts = {f.var: f for f in payload["facts"]}
         rt.metrics = payload["metrics"]
         rt.placement = placement
         return rt
+
+    def _restore_reference(self, view: str, rows: list[tuple[tuple, Formula]],
+                           facts: list[BaseFact]) -> None:
+        """Fill ``view``'s reference operators from rows the compiled core wrote: the Fixpoint
+        of each row's owner, the recursive join's key index, and its link side from the live
+        link facts (MinShips start empty: their next derivation of a tuple ships)."""
+        if view != "reachable":
+            raise EngineError(f"no reference restore of {view!r} from the compiled core")
+        var = self.manager.var
+        for key, formula in rows:
+            ops = self.nodes[owner(key[0], self.partitions)]
+            ops["reachable.fix"].store.set(key, formula)
+            left = ops["reachable.join"].sides["left"]
+            left.h.setdefault(left.key(key), set()).add(key)
+        for fact in facts:
+            if fact.relation != "link":
+                continue
+            values = tuple(fact.values)
+            right = self.nodes[owner(values[1], self.partitions)]["reachable.join"].sides["right"]
+            right.store.add(values, var(fact.var))
+            right.h.setdefault(right.key(values), set()).add(values)
 
     def _share_states(self) -> None:
         """A join side fed only by a co-located Fixpoint (a local route, no rule, no base
@@ -442,6 +513,8 @@ class LocalRuntime:
                 if outs:
                     self._route(index, name, outs)
             self.metrics.nodes[index].time_s += time.perf_counter() - started
+        for native in self.native.values():
+            native.delete_vars(dead)
         for var in dead:
             del self.facts[var]
 
@@ -664,6 +737,9 @@ class LocalRuntime:
 
     # -- reading views -----------------------------------------------------------------------
     def _read(self, name: str, nodes: Iterable[int] | None = None) -> dict[tuple, Formula | None]:
+        native = self.native.get(name)
+        if native is not None:
+            return dict(native.rows(nodes, self.partitions))
         spec = self._outputs[name]
         reader = spec.reader
         with_formulas = spec.param("formulas", True)

@@ -134,7 +134,8 @@ class NodeRuntime(LocalRuntime):
                  backend: str | None = None, *, choices: PlanChoices | None = None,
                  manager: ProvenanceManager | None = None) -> None:
         super().__init__(views=views, partitions=partitions, backend=backend,
-                         measure_bytes=False, choices=choices, manager=manager)
+                         measure_bytes=False, choices=choices, manager=manager,
+                         core="reference")  # a partition of a distributed run
         if not 0 <= me < partitions:
             raise EngineError(f"node {me} is not one of the {partitions} partitions")
         self.me = me
