@@ -2,6 +2,8 @@
 
     python benchmarks/drift.py [--slices 8] [--scale 1.0] [--repeats 3] [--seed 0]
                                [--extra 1] [--executors N] [--out DIR] [--quick]
+    python benchmarks/drift.py --incremental [--scale 1.0] [--repeats 3] [--seed 0]
+                               [--threshold 0.2] [--out DIR]
 
 The query, the drift and the three arms are described in :mod:`aspen.bench.drift`: per slice
 the adaptive arm re-plans incrementally (declarative optimizer) from the lake's statistics and
@@ -12,6 +14,13 @@ seconds, the totals and the ratios adaptive / best static and adaptive / first-s
 re-optimization times and the machine's load. Written to ``--out`` (default results/drift):
 ``summary.md``, ``drift.csv`` (every slice × candidate plan), ``drift.json`` and, when
 matplotlib is installed, ``drift.png``.
+
+``--incremental`` runs the in-process arm instead (:mod:`aspen.bench.drift_incremental`, no
+Spark): an incrementally maintained three-way join re-planned live after every batch from its
+live statistics, against every static join order, over the same drifting batches; it prints
+per batch the adaptive plan and each arm's CPU milliseconds, the totals and the ratios adaptive
+/ best static and adaptive / worst static, and writes ``incremental.md`` and
+``incremental.json`` to ``--out`` (``--scale`` scales the links per batch).
 
 ``--executors`` is the cost model's count of copies of a broadcast side; by default it is taken
 from the Spark master (1 for ``local[…]``, where the driver is the only executor). ``--quick``
@@ -27,7 +36,7 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +110,30 @@ def _plot(summary: Summary, path: Path) -> bool:
     return True
 
 
+def _incremental(args: argparse.Namespace) -> int:
+    from aspen.bench.drift_incremental import (
+        LiveDriftParams,
+        live_markdown,
+        run_live_drift,
+        summary_json,
+    )
+
+    started = time.perf_counter()
+    params = replace(LiveDriftParams.scaled(args.scale), seed=args.seed)
+    _log(f"incremental drift: {params}; load average {load_average()}")
+    run = run_live_drift(params, repeats=args.repeats, threshold=args.threshold, log=_log)
+    lines = live_markdown(run, params)
+    lines += ["", f"wall time {time.perf_counter() - started:.0f} s; load average at the end "
+              f"{load_average()} (1, 5, 15 min)."]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "incremental.md").write_text("\n".join(lines) + "\n")
+    (out / "incremental.json").write_text(json.dumps(summary_json(run, params), indent=1))
+    print("\n".join(lines))
+    print(f"written: {out}/incremental.md, incremental.json")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slices", type=int, default=8)
@@ -119,7 +152,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="an empty folder for the lake (default: a temporary one)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 3 slices, scale 0.02, one repeat, no extra plan")
+    parser.add_argument("--incremental", action="store_true",
+                        help="the in-process run: live re-planning of an incremental join "
+                             "against static join orders (no Spark)")
+    parser.add_argument("--threshold", type=float, default=0.2,
+                        help="with --incremental: the fraction a statistic must move by")
     args = parser.parse_args(argv)
+    if args.incremental:
+        return _incremental(args)
     if args.quick:
         args.slices, args.scale, args.repeats, args.extra = 3, 0.02, 1, 0
     from aspen.settings import Settings

@@ -136,6 +136,10 @@ def _show(args: argparse.Namespace, settings: Settings) -> int:
               f"{entry.planned_at:%Y-%m-%d %H:%M:%S} UTC):")
         for line in plan_lines(entry.plan, query, Stats.from_json(entry.stats)):
             print("    " + line)
+    from aspen.queries.follow import plan_story
+
+    for line in plan_story(settings, entry):
+        print("  " + line)
     rows = last_run(settings, entry.name, entry.registered_at)
     if rows:
         print(f"  last run {rows[0].run_id} at {rows[0].started_at:%Y-%m-%d %H:%M:%S} UTC: "

@@ -9,7 +9,8 @@ be is checked at registration and before every run (:mod:`aspen.queries.limits`)
 :func:`aspen.queries.runner.run_registered` runs every registered query, each within a time
 limit (:mod:`aspen.queries.guard`), recording each outcome (:mod:`aspen.queries.status`); the
 query worker (:mod:`aspen.queries.worker`) runs it after maintained batches, off the
-maintainer's lease. Docs: docs/queries.md.
+maintainer's lease; an incrementally maintained join is re-planned there from its live
+statistics (:mod:`aspen.queries.follow`). Docs: docs/queries.md.
 """
 
 from __future__ import annotations

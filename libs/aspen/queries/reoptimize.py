@@ -8,8 +8,12 @@ store the new plan in the registry, which the query's next run adopts → save t
 Without a loadable saved state (the first time, another method, re-registered SQL) the
 optimizer starts from scratch and the reason says so.
 
-Nothing else depends on the plan: every run computes ``q_<name>`` completely from the tables
-(see docs/queries.md), so adopting a plan needs no migration of operator state.
+Nothing else depends on the plan: a recomputing run computes ``q_<name>`` completely from the
+tables, and an incrementally maintained query's state is defined by the query, not the plan
+(see docs/queries.md), so adopting a plan needs no migration of operator state. After every
+maintained batch an incremental join is re-planned the same way from its live statistics
+(:mod:`aspen.queries.follow`), past :func:`threshold_from_env`'s threshold
+(:func:`moved_statistics`).
 
 :func:`reoptimize_with` is the whole decision without Spark (statistics given);
 :func:`reoptimize_query` reads them from the lake first. :func:`due` is the cheap check of the
@@ -46,12 +50,19 @@ from aspen.settings import Settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_EVERY", "DEFAULT_REOPTIMIZER", "Reoptimized", "StatChange",
-           "carry_selectivities", "due", "plan_key", "record_plan", "reoptimize_all",
-           "reoptimize_query", "reoptimize_with", "stat_changes"]
+__all__ = ["DEFAULT_EVERY", "DEFAULT_REOPTIMIZER", "DEFAULT_THRESHOLD", "THRESHOLD_ENV",
+           "Reoptimized", "StatChange", "carry_selectivities", "due", "moved_fraction",
+           "moved_statistics",
+           "plan_key", "record_plan", "reoptimize_all", "reoptimize_query", "reoptimize_with",
+           "stat_changes", "threshold_from_env"]
 
 #: The method that re-optimizes unless told otherwise: the declarative optimizer (ch. 4).
 DEFAULT_REOPTIMIZER = "declarative"
+#: The fraction a statistic must move by before a query is re-planned (the DAG's ``threshold``,
+#: and the live re-planning after every batch, :mod:`aspen.queries.follow`).
+THRESHOLD_ENV = "ASPEN_REOPTIMIZE_THRESHOLD"
+#: The threshold of the live re-planning when ``ASPEN_REOPTIMIZE_THRESHOLD`` is not set.
+DEFAULT_THRESHOLD = 0.2
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,51 @@ def stat_changes(old: Stats, new: Stats) -> list[StatChange]:
         if before != new.values[key]:
             out.append(StatChange(key[0], key[1], before, new.values[key]))
     return out
+
+
+def moved_fraction(old: float, new: float, kind: str) -> float:
+    """How far a statistic of ``kind`` moved, as a fraction of its old value (counts: of at
+    least 1, as the DAG's check compares row counts).
+
+    >>> moved_fraction(10.0, 30.0, "rows"), moved_fraction(0.0, 3.0, "ndv")
+    (2.0, 3.0)
+    """
+    floor = 1.0 if kind in ("rows", "ndv") else 1e-12
+    return abs(new - old) / max(abs(old), floor)
+
+
+def moved_statistics(old: Stats, new: Stats, threshold: float) -> list[StatChange]:
+    """The statistics of ``new`` that moved by more than ``threshold`` (a fraction) from
+    ``old``, or that ``old`` lacks (sorted by key).
+
+    >>> old = Stats.from_json({"tables": {"t": {"rows": 100.0}, "u": {"rows": 10.0}}})
+    >>> new = Stats.from_json({"tables": {"t": {"rows": 110.0}, "u": {"rows": 30.0}}})
+    >>> [c.text() for c in moved_statistics(old, new, 0.2)]
+    ['rows of u 10 → 30']
+    """
+    return [c for c in stat_changes(old, new)
+            if c.old is None or moved_fraction(c.old, c.new, c.kind) > threshold]
+
+
+def threshold_from_env(environ: Mapping[str, str] | None = None) -> float:
+    """The re-planning threshold from ``ASPEN_REOPTIMIZE_THRESHOLD`` (a fraction ≥ 0), else
+    :data:`DEFAULT_THRESHOLD`.
+
+    >>> threshold_from_env({}), threshold_from_env({THRESHOLD_ENV: "0.5"})
+    (0.2, 0.5)
+    """
+    import os
+
+    raw = (os.environ if environ is None else environ).get(THRESHOLD_ENV, "").strip()
+    if not raw:
+        return DEFAULT_THRESHOLD
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ConfigError(f"{THRESHOLD_ENV} must be a fraction ≥ 0 (0.2: 20 %), got {raw!r}")
+    return value
 
 
 def _batch(changes: Sequence[StatChange]) -> dict[str, dict[str, float]]:
@@ -191,8 +247,9 @@ def record_plan(settings: Settings, entry: RegisteredQuery, reason: str, method:
                 changes: Sequence[StatChange] = (), seconds: float = 0.0,
                 counters: Mapping[str, int] | None = None) -> float | None:
     """Store ``plan`` as the query's plan (the registry) and, when it differs from the stored
-    one, append the change to ``plans``; the stored plan's cost under ``stats`` (None when
-    there was none, or it is a plan of the query's earlier SQL)."""
+    one, append the change to ``plans`` (once: a change after a maintained batch, whose
+    ``versions`` name the batch, is not appended again by a rerun); the stored plan's cost
+    under ``stats`` (None when there was none, or it is a plan of the query's earlier SQL)."""
     query = Query.from_json(json.loads(entry.query_json))
     old_plan, old_cost = entry.plan, None
     if old_plan is not None:
@@ -200,15 +257,27 @@ def record_plan(settings: Settings, entry: RegisteredQuery, reason: str, method:
             old_cost = cost_of(old_plan, query, stats)
         except ConfigError:
             old_cost = None
-    if plan_key(old_plan) != plan_key(plan):
+    versions = json.dumps(dict(document.get("versions", {})), sort_keys=True)
+    if plan_key(old_plan) != plan_key(plan) and not _recorded(settings, entry.name,
+                                                             plan_key(plan), versions):
         append_change(settings, PlanChange(
             entry.name, datetime.now(UTC), method,
             "initial" if old_plan is None else reason, plan_key(old_plan), plan_key(plan) or "",
-            old_cost, float(cost), json.dumps([c.as_json() for c in changes]),
-            json.dumps(dict(document.get("versions", {})), sort_keys=True), float(seconds),
-            json.dumps(dict(counters or {}), sort_keys=True)))
+            old_cost, float(cost), json.dumps([c.as_json() for c in changes]), versions,
+            float(seconds), json.dumps(dict(counters or {}), sort_keys=True)))
     store_plan(settings, entry.name, plan, cost, dict(document), method)
     return old_cost
+
+
+def _recorded(settings: Settings, name: str, plan: str | None, versions: str) -> bool:
+    """Whether the last plan change of ``name`` is already this one (a change made after a
+    maintained batch, which names it in ``versions``, and rerun after a crash)."""
+    if '"batch"' not in versions:
+        return False
+    from aspen.queries.plans import plan_history
+
+    history = plan_history(settings, name)
+    return bool(history) and history[-1].new_plan == plan and history[-1].versions == versions
 
 
 def reoptimize_with(settings: Settings, name: str, document: Mapping[str, Any],

@@ -8,9 +8,10 @@ when asked to plan again). :func:`run_registered` runs every registered query, e
 time limit (:mod:`aspen.queries.guard`: its Spark job group is cancelled when the limit passes)
 and catching every error per query — after a maintained batch a query the incremental compiler
 accepts is brought to that batch in process by its state (:mod:`aspen.queries.incremental`,
-no Spark), the others are recomputed on Spark — then appends the round's ``query_runs`` rows in
-one commit and records each query's outcome in ``query_status`` (:mod:`aspen.queries.status`)
-in another.
+no Spark; a join in the order of its stored plan, and re-planned when its live statistics
+moved, :mod:`aspen.queries.follow`), the others are recomputed on Spark — then appends the
+round's ``query_runs`` rows in one commit and records each query's outcome in
+``query_status`` (:mod:`aspen.queries.status`) in another.
 :func:`run_round` is that round as lines to print — what the query worker
 (:mod:`aspen.queries.worker`) runs after maintained batches, outside the maintainer's lease.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from aspen.queries.guard import run_limited, time_limit_from_env
 from aspen.queries.incremental.expr import NotIncrementalError
 from aspen.queries.incremental.maintain import IncrementalReport, maintain_incremental
 from aspen.queries.planner import DEFAULT_METHOD, choose_plan
-from aspen.queries.registry import get_query, list_queries
+from aspen.queries.registry import RegisteredQuery, get_query, list_queries
 from aspen.queries.reoptimize import record_plan
 from aspen.queries.spec import ParsedQuery
 from aspen.queries.stats import lake_stats, table_versions
@@ -172,15 +173,34 @@ def spark_runner(spark: SparkSession, settings: Settings, batch_id: int | None,
     return run_one, context.cancelJobGroup
 
 
-def _incremental(settings: Settings, name: str, parsed: ParsedQuery,
+#: The crash point between an incremental batch's state and result writes and its plan's.
+AFTER_STATE = "query:after-state"
+
+
+def _incremental(settings: Settings, entry: RegisteredQuery,
                  batch_id: int) -> IncrementalReport | None:
-    """Bring ``name`` to batch ``batch_id`` by its state, in process; None when the query is
+    """Bring ``entry`` to batch ``batch_id`` by its state, in process, joining in the order of
+    its stored plan, then re-plan it when its live statistics moved
+    (:mod:`aspen.queries.follow`; the next batch adopts a new plan); None when the query is
     not maintained incrementally, or the lake cannot give the batch's changes (a batch not
     committed, a table missing): it is then recomputed."""
+    from aspen.crashpoints import crash_point
+    from aspen.errors import ConfigError
+    from aspen.queries.follow import follow_statistics
+
     try:
-        return maintain_incremental(settings, name, parsed, batch_id)
+        report = maintain_incremental(settings, entry.name, entry.parsed(), batch_id,
+                                      entry.plan)
     except (NotIncrementalError, LakeError):
         return None
+    crash_point(AFTER_STATE)
+    if report.statistics is None:
+        return report
+    try:
+        note = follow_statistics(settings, entry, report.statistics, batch_id).note()
+    except (ConfigError, LakeError) as err:  # the result is right; the plan stays
+        note = f"plan kept (not re-planned: {one_line(err)})"
+    return replace(report, note=note)
 
 
 def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, settings: Settings,
@@ -212,8 +232,8 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
         if should_stop():
             break
         if batch_id is not None and incremental and not replan:
-            done = run_limited(lambda e=entry: _incremental(settings, e.name, e.parsed(),
-                                                            batch_id), time_limit, lambda: None)
+            done = run_limited(lambda e=entry: _incremental(settings, e, batch_id), time_limit,
+                               lambda: None)
             if done.value is not None or done.error is not None or done.timed_out:
                 out.append(QueryOutcome(entry.name, done.value, done.error, done.timed_out,
                                         done.seconds, time_limit))

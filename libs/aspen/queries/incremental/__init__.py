@@ -8,8 +8,11 @@ join, each input's rows keyed by its join columns; a batch's signed input change
 (:mod:`.delta`, read from the lake by :mod:`.lake_delta`) are joined against the state
 (:mod:`.join`), aggregated and merged (``⊗``, with negative counts as the diminisher); ``a``
 (:mod:`.answer`) turns the changed keys into changed result rows; :mod:`.apply` runs the
-steps. The state and the result live in Delta tables (:mod:`.store`, values as :mod:`.codec`
-text); :func:`.maintain.maintain_incremental` runs one maintained batch exactly once;
+steps. A join's changes are joined in the order of the optimizer's plan (:mod:`.order`), and
+the statistics that plan is chosen under are kept exact from the rows each batch applies
+(:mod:`.livestats`; re-planning: :mod:`aspen.queries.follow`). The state and the result live
+in Delta tables (:mod:`.store`, values as :mod:`.codec` text);
+:func:`.maintain.maintain_incremental` runs one maintained batch exactly once;
 :func:`.scratch.scratch_answer` is the from-scratch oracle (DuckDB). Docs: docs/queries.md,
 "Incremental maintenance"; decision 0051.
 """

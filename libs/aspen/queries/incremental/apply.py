@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from aspen.queries.incremental.answer import answer_changes, full_answer
 from aspen.queries.incremental.compile import IncrementalPlan
 from aspen.queries.incremental.delta import SignedRows
 from aspen.queries.incremental.join import joined_changes
+from aspen.queries.incremental.livestats import LiveStats
+from aspen.queries.incremental.order import follow_plan
 from aspen.queries.incremental.state import Group, State
 
 __all__ = ["BatchOutcome", "IncrementalQuery", "lift"]
@@ -64,15 +67,41 @@ def lift(plan: IncrementalPlan, joined: Mapping[tuple, int]) -> dict[tuple, Grou
 
 
 class IncrementalQuery:
-    """A plan and its state (:attr:`state`), changed batch by batch."""
+    """A plan and its state (:attr:`state`), changed batch by batch; for a join, the
+    statistics of its inputs too (:attr:`live`, :mod:`.livestats`)."""
 
     def __init__(self, plan: IncrementalPlan, state: State | None = None) -> None:
         self.plan = plan
         self.state = state if state is not None else new_state(plan)
+        self.live = LiveStats.from_state(plan, self.state) if plan.keep_rows else None
+
+    def follow(self, tree: Mapping[str, Any] | None) -> bool:
+        """Join the next batches' changes in the order of the optimizer's plan ``tree``
+        (:mod:`.order`); the state is unchanged (an index the new order looks rows up by is
+        added). Whether the order changed."""
+        plan = follow_plan(self.plan, tree)
+        if plan is self.plan:
+            return False
+        self.plan = plan
+        self.state.ensure_indexes(plan.index_columns())
+        return True
+
+    def statistics(self) -> dict[str, Any] | None:
+        """The live statistics as S.json (None: not a join, or the tables' row counts are not
+        known — a state stored before they were kept)."""
+        if self.live is None or self.state.table_rows is None:
+            return None
+        return self.live.document(self.state.table_rows)
 
     def apply(self, changes: Mapping[str, SignedRows]) -> BatchOutcome:
         """Apply one batch's table changes (tables the query does not read are ignored)."""
         plan, outcome = self.plan, BatchOutcome()
+        counted = self.state.table_rows
+        if counted is not None:
+            for table in plan.tables:
+                found = changes.get(table)
+                if found is not None:
+                    counted[table] = counted.get(table, 0) + sum(found.counts.values())
         per_relation: list[dict[tuple, int]] = []
         for rel in plan.relations:
             change: dict[tuple, int] = {}
@@ -87,7 +116,9 @@ class IncrementalQuery:
                         change.pop(projected, None)
             per_relation.append(change)
         if plan.keep_rows:
-            joined, outcome.ignored = joined_changes(self.state, plan.steps, per_relation)
+            observe = self.live.observe if self.live is not None else None
+            joined, outcome.ignored = joined_changes(self.state, plan.steps, per_relation,
+                                                     observe)
             outcome.rows = [set(c) for c in per_relation]
         else:
             joined = {(row,): count for row, count in per_relation[0].items()}
@@ -101,6 +132,7 @@ class IncrementalQuery:
     def build(self, tables: Mapping[str, SignedRows]) -> dict[tuple, int]:
         """Start from an empty state with every row of ``tables`` inserted; the whole result."""
         self.state = new_state(self.plan)
+        self.live = LiveStats(self.plan) if self.plan.keep_rows else None
         self.apply(tables)
         return self.answer()
 
@@ -110,5 +142,7 @@ class IncrementalQuery:
 
 
 def new_state(plan: IncrementalPlan) -> State:
-    """The empty state of ``plan``."""
-    return State(plan.index_columns(), len(plan.relations), [a.monoid for a in plan.aggregates])
+    """The empty state of ``plan`` (every table it reads at 0 rows)."""
+    state = State(plan.index_columns(), len(plan.relations), [a.monoid for a in plan.aggregates])
+    state.table_rows = dict.fromkeys(plan.tables, 0)
+    return state

@@ -26,8 +26,8 @@ evaluate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aspen.queries.incremental.expr import (
@@ -68,6 +68,8 @@ class RelationPlan:
     table: str
     columns: tuple[str, ...]
     admit: Callable[[Mapping[str, Any]], tuple | None]
+    #: Its filters' SQL, as the optimizer names them ``alias: sql``.
+    filters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,12 @@ class IncrementalPlan:
     output_names: tuple[str, ...]
     output_row: Callable[[tuple, list], tuple]
     global_aggregate: bool = False
+    #: The join graph as ``(relation, column, relation, column)`` links, both ways round.
+    edges: tuple[tuple[int, int, int, int], ...] = ()
+    #: Per relation, the order the others are bound in after a change of it (the steps').
+    orders: tuple[tuple[int, ...], ...] = ()
+    #: The join predicates: (the optimizer's id, relation, column, relation, column).
+    predicates: tuple[tuple[str, int, int, int, int], ...] = ()
 
     @property
     def keep_rows(self) -> bool:
@@ -134,6 +142,25 @@ class IncrementalPlan:
     def tables(self) -> tuple[str, ...]:
         """The distinct tables read, sorted."""
         return tuple(sorted({r.table for r in self.relations}))
+
+    def ordered(self, orders: Sequence[Sequence[int]]) -> IncrementalPlan:
+        """This plan with its relations' changes joined in ``orders`` (per relation, the
+        others in the order they are bound; each must join one already bound), e.g. the
+        orders of the optimizer's plan (:mod:`.order`). The state does not depend on them.
+
+        >>> from aspen.queries.sql import parse_query
+        >>> plan = compile_query(parse_query("q", "SELECT a.src FROM link a JOIN link b "
+        ...     "ON a.dst = b.src JOIN link c ON b.dst = c.src"))
+        >>> plan.orders
+        ((1, 2), (0, 2), (1, 0))
+        >>> plan.ordered([(1, 2), (2, 0), (1, 0)]).orders[1]
+        (2, 0)
+        """
+        orders = tuple(tuple(int(p) for p in order) for order in orders)
+        if orders == self.orders:
+            return self
+        steps = _steps_in(self.edges, self.relations, orders)
+        return replace(self, steps=steps, orders=orders)
 
     def index_columns(self) -> dict[int, set[tuple[int, ...]]]:
         """Per relation position, the column sets the joins look its rows up by."""
@@ -171,13 +198,17 @@ def _compile(parsed: ParsedQuery) -> IncrementalPlan:
         c = relations[p].columns.index(split[1])
         return lambda joined: joined[p][c]
 
-    steps = _steps(parsed, relations, positions)
+    predicates = _predicates(parsed, relations, positions)
+    edges = _edges(predicates)
+    orders = _greedy_orders(edges, relations)
+    steps = _steps_in(edges, relations, orders)
     if not spec.aggregated:
         outputs = [compile_sql(o.sql, joined_column) for o in spec.outputs]
         return IncrementalPlan(
             parsed.name, relations, steps, False, spec.distinct,
             lambda joined: tuple(f(joined) for f in outputs), (),
-            tuple(o.name for o in spec.outputs), lambda key, _finals: key)
+            tuple(o.name for o in spec.outputs), lambda key, _finals: key,
+            edges=edges, orders=orders, predicates=predicates)
 
     groups = [parse(g) for g in spec.group_by]
     group_sql = [_sql(g) for g in groups]
@@ -210,7 +241,7 @@ def _compile(parsed: ParsedQuery) -> IncrementalPlan:
         lambda joined: tuple(g(joined) for g in group_getters), tuple(aggregates),
         tuple(o.name for o in spec.outputs),
         lambda key, finals: tuple(f((key, finals)) for f in outputs),
-        global_aggregate=not spec.group_by)
+        global_aggregate=not spec.group_by, edges=edges, orders=orders, predicates=predicates)
 
 
 def _sql(node: exp.Expression) -> str:
@@ -227,7 +258,7 @@ def _relation(alias: str, table: str, columns: tuple[str, ...],
                 return None
         return tuple(row.get(c) for c in columns)
 
-    return RelationPlan(alias, table, columns, admit)
+    return RelationPlan(alias, table, columns, admit, tuple(filters))
 
 
 def _aggregate(node: exp.AggFunc, joined_column: Callable[[str], Getter]) -> Aggregate:
@@ -251,30 +282,83 @@ def _aggregate(node: exp.AggFunc, joined_column: Callable[[str], Getter]) -> Agg
     return Aggregate(kind, distinct, compile_node(arg_node, joined_column), _sql(node))
 
 
-def _steps(parsed: ParsedQuery, relations: tuple[RelationPlan, ...],
-           positions: Mapping[str, int]) -> tuple[tuple[Step, ...], ...]:
-    """Per relation, the order in which a changed row of it is joined with the others: each
-    next relation is one joined to those bound (the most join columns first)."""
-    edges: list[tuple[int, int, int, int]] = []  # (relation, column, relation, column)
+#: One link of the join graph: (relation, its column, other relation, its column).
+Edge = tuple[int, int, int, int]
+
+
+def _edges(predicates: Sequence[tuple[str, int, int, int, int]]) -> tuple[Edge, ...]:
+    """The join predicates as links between relation positions, both ways round."""
+    edges: list[Edge] = []
+    for _, lp, lc, rp, rc in predicates:
+        edges += [(lp, lc, rp, rc), (rp, rc, lp, lc)]
+    return tuple(edges)
+
+
+def _predicates(parsed: ParsedQuery, relations: tuple[RelationPlan, ...],
+                positions: Mapping[str, int]) -> tuple[tuple[str, int, int, int, int], ...]:
+    """The join predicates: the optimizer's id, then each side's relation and column index."""
+    out = []
     for pred in parsed.query.joins:
         (la, lc), (ra, rc) = (side.split(".", 1) for side in (pred.left, pred.right))
         lp, rp = positions[la], positions[ra]
-        edges.append((lp, relations[lp].columns.index(lc), rp, relations[rp].columns.index(rc)))
-        edges.append((rp, relations[rp].columns.index(rc), lp, relations[lp].columns.index(lc)))
+        out.append((pred.id, lp, relations[lp].columns.index(lc), rp,
+                    relations[rp].columns.index(rc)))
+    return tuple(out)
+
+
+def _links(edges: Sequence[Edge], bound: set[int]) -> dict[int, list[tuple[int, int, int]]]:
+    """Per relation not bound, its links to the bound ones: (its column, relation, column)."""
+    links: dict[int, list[tuple[int, int, int]]] = {}
+    for target, tcol, source, scol in edges:
+        if target not in bound and source in bound:
+            links.setdefault(target, []).append((tcol, source, scol))
+    return links
+
+
+def _not_joined(relations: tuple[RelationPlan, ...]) -> NotIncrementalError:
+    names = ", ".join(sorted(r.alias for r in relations))
+    return NotIncrementalError(f"relations {names} are not joined by an equality "
+                               "(a cross product is recomputed)")
+
+
+def _greedy_orders(edges: Sequence[Edge], relations: tuple[RelationPlan, ...]
+                   ) -> tuple[tuple[int, ...], ...]:
+    """Per relation, the others in the order a changed row of it is joined with them before
+    any plan is known: each next relation is one joined to those bound (the most join columns
+    first)."""
     out = []
     for start in range(len(relations)):
-        bound, steps = {start}, []
+        bound, order = {start}, []
         while len(bound) < len(relations):
-            links: dict[int, list[tuple[int, int, int]]] = {}
-            for target, tcol, source, scol in edges:
-                if target not in bound and source in bound:
-                    links.setdefault(target, []).append((tcol, source, scol))
+            links = _links(edges, bound)
             if not links:
-                names = ", ".join(sorted(r.alias for r in relations))
-                raise NotIncrementalError(f"relations {names} are not joined by an equality "
-                                          "(a cross product is recomputed)")
+                raise _not_joined(relations)
             target = max(links, key=lambda t: (len(links[t]), -t))
-            pairs = sorted(set(links[target]))
+            order.append(target)
+            bound.add(target)
+        out.append(tuple(order))
+    return tuple(out)
+
+
+def _steps_in(edges: Sequence[Edge], relations: tuple[RelationPlan, ...],
+              orders: Sequence[Sequence[int]]) -> tuple[tuple[Step, ...], ...]:
+    """The steps of ``orders``: each next relation is looked up by every join column it
+    shares with the relations bound (NotIncrementalError: an order that is not a permutation
+    of the others, or binds a relation joined to none bound)."""
+    if len(orders) != len(relations):
+        raise NotIncrementalError(f"{len(orders)} join orders for {len(relations)} relations")
+    out = []
+    for start, order in enumerate(orders):
+        if sorted((start, *order)) != list(range(len(relations))):
+            raise NotIncrementalError(f"join order {order} of relation {start} does not bind "
+                                      "every other relation once")
+        bound, steps = {start}, []
+        for target in order:
+            links = _links(edges, bound).get(target)
+            if not links:
+                raise NotIncrementalError(f"join order {order} of relation {start} binds "
+                                          f"relation {target} before one it is joined to")
+            pairs = sorted(set(links))
             steps.append(Step(target, tuple(t for t, _, _ in pairs), _probe(pairs)))
             bound.add(target)
         out.append(tuple(steps))

@@ -20,7 +20,7 @@ multiplicity is the product of its parts'; a NULL join value matches nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from aspen.queries.incremental.compile import Step
 from aspen.queries.incremental.state import State
@@ -29,10 +29,13 @@ __all__ = ["joined_changes"]
 
 
 def joined_changes(state: State, steps: Sequence[Sequence[Step]],
-                   changes: Sequence[Mapping[tuple, int]]) -> tuple[dict[tuple, int], int]:
+                   changes: Sequence[Mapping[tuple, int]],
+                   observe: Callable[[int, Mapping[tuple, int]], None] | None = None
+                   ) -> tuple[dict[tuple, int], int]:
     """Apply every relation's signed ``changes`` to ``state`` (one per relation, in order) and
     return the change of the joined rows (a joined row is the tuple of its relations' rows)
-    and how many deletions of rows not held were ignored."""
+    and how many deletions of rows not held were ignored. ``observe(position, applied)`` is
+    told each relation's change as applied, in that order (the live statistics)."""
     out: dict[tuple, int] = {}
     ignored = 0
     for position, change in enumerate(changes):
@@ -40,6 +43,8 @@ def joined_changes(state: State, steps: Sequence[Sequence[Step]],
             continue
         applied, dropped = state.apply_rows(position, change)
         ignored += dropped
+        if observe is not None:
+            observe(position, applied)
         # the others are as the telescoping sum needs them: this relation is not looked up
         for row, sign in applied.items():
             partial: list = [None] * len(changes)

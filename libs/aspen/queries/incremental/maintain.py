@@ -27,12 +27,15 @@ Example, on a lake after maintained batch 7::
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from aspen.queries.incremental.apply import IncrementalQuery
 from aspen.queries.incremental.compile import IncrementalPlan, compile_query
 from aspen.queries.incremental.expr import NotIncrementalError
 from aspen.queries.incremental.lake_delta import batch_changes, batch_points, table_rows
+from aspen.queries.incremental.order import follow_plan
 from aspen.queries.incremental.state import StateError
 from aspen.queries.incremental.store import (
     apply_result,
@@ -66,6 +69,12 @@ class IncrementalReport:
     state_rows: int
     seconds: float
     ignored: int = 0
+    #: The live statistics after the batch (S.json; None: not a join), :mod:`.livestats`.
+    statistics: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: Per relation, the order its change bound the others in (aliases).
+    orders: tuple[tuple[str, ...], ...] = ()
+    #: What the plan did after the batch (kept, changed), said by the caller.
+    note: str = ""
 
     def line(self) -> str:
         """The report in one line.
@@ -74,9 +83,10 @@ class IncrementalReport:
         'hot: batch 7 incremental, 2 result row(s) changed, 1,203 state row(s), 0.04 s'
         """
         ignored = f", {self.ignored} deletion(s) of absent rows ignored" if self.ignored else ""
+        note = f"; {self.note}" if self.note else ""
         return (f"{self.query}: batch {self.batch_id} {self.mode}, {self.rows_changed:,} result "
                 f"row(s) changed, {self.state_rows:,} state row(s){ignored}, "
-                f"{self.seconds:.2f} s")
+                f"{self.seconds:.2f} s{note}")
 
 
 def forget_held() -> None:
@@ -104,7 +114,8 @@ def _table_version(settings: Settings, name: str) -> int | None:
 
 def _load(settings: Settings, name: str, plan: IncrementalPlan,
           text: str) -> IncrementalQuery | None:
-    """The query with its stored state (held or read), None when there is none for ``text``."""
+    """The query with its stored state (held or read), None when there is none for ``text``
+    (or, for a join, one stored without its tables' row counts: it is built again)."""
     key = (settings.lake_uri, name)
     held = _HELD.get(key)
     if held is not None and held[0] == text and held[1] == _table_version(settings, name):
@@ -113,22 +124,32 @@ def _load(settings: Settings, name: str, plan: IncrementalPlan,
     stored = read_state(settings, name, plan)
     if stored is None or stored.plan_text != text:
         return None
+    if plan.keep_rows and stored.state.table_rows is None:
+        return None
     return IncrementalQuery(plan, stored.state)
 
 
+def _aliases(plan: IncrementalPlan) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(plan.relations[p].alias for p in order) for order in plan.orders)
+
+
 def maintain_incremental(settings: Settings, name: str, parsed: ParsedQuery,
-                         batch_id: int) -> IncrementalReport:
+                         batch_id: int, tree: Mapping[str, Any] | None = None
+                         ) -> IncrementalReport:
     """Bring ``q_<name>`` and its state to committed maintained batch ``batch_id`` (see the
-    module docstring). Raises :class:`NotIncrementalError` (a ConfigError) when the query is
-    not incremental — it is then recomputed — and :class:`~aspen.errors.LakeError` when the
-    batch is not committed."""
+    module docstring), joining a join's changes in the order of the optimizer's plan ``tree``
+    (:mod:`.order`; None: the compiler's own order). Raises :class:`NotIncrementalError` (a
+    ConfigError) when the query is not incremental — it is then recomputed — and
+    :class:`~aspen.errors.LakeError` when the batch is not committed."""
     clock = time.monotonic()
-    plan = _plan(name, parsed)
+    plan = follow_plan(_plan(name, parsed), tree)
     text = fingerprint(parsed)
     before, after = batch_points(settings, batch_id)
     key = (settings.lake_uri, name)
     try:
         query = _load(settings, name, plan, text)
+        if query is not None:
+            query.follow(tree)
         changed, ignored, build = 0, 0, True
         if query is not None and query.state.batch_id >= batch_id:
             build = False
@@ -165,4 +186,5 @@ def maintain_incremental(settings: Settings, name: str, parsed: ParsedQuery,
     if version is not None:
         _HELD[key] = (text, version, query)
     return IncrementalReport(name, batch_id, mode, changed, query.state.row_count(),
-                             time.monotonic() - clock, ignored)
+                             time.monotonic() - clock, ignored, query.statistics(),
+                             _aliases(query.plan))

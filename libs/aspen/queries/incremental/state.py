@@ -45,6 +45,9 @@ class State:
     def __init__(self, index_columns: Mapping[int, set[tuple[int, ...]]], relations: int,
                  monoids: Sequence[Any] = ()) -> None:
         self.batch_id = -1  # the last maintained batch the state covers (-1: none)
+        #: Per table read, its rows as the query reads them, unfiltered (the statistics'
+        #: row counts; None: not known, a state stored before they were kept).
+        self.table_rows: dict[str, int] | None = {}
         self.journal = (0, 0)  # its stored form: batches and rows appended since written whole
         self.monoids = tuple(monoids)
         self.groups: dict[tuple, Group] = {}
@@ -82,6 +85,19 @@ class State:
                     if not bucket:
                         del index[key]
         return applied, ignored
+
+    def ensure_indexes(self, index_columns: Mapping[int, set[tuple[int, ...]]]) -> None:
+        """Add the indexes ``index_columns`` names that are missing, from the rows held (a
+        join order that looks a relation up by other columns; the rows are unchanged)."""
+        for position, wanted in index_columns.items():
+            have = self.indexes[position]
+            for cols in wanted:
+                if cols in have:
+                    continue
+                index: dict[tuple, dict[tuple, int]] = {}
+                for row, count in self.rows[position].items():
+                    index.setdefault(tuple(row[c] for c in cols), {})[row] = count
+                have[cols] = index
 
     def lookup(self, position: int, columns: tuple[int, ...], key: tuple) -> dict[tuple, int]:
         """The rows of relation ``position`` whose ``columns`` equal ``key``, with counts."""

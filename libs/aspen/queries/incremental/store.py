@@ -6,9 +6,11 @@ JVM), written so that a batch applies exactly once.
 components as canonical JSON (:mod:`.codec`), ``n`` its count), a row per distinct join-input
 row (``part`` = ``rel:<alias>``, ``key`` the row, ``n`` its multiplicity) and ``meta`` rows:
 ``batch`` (``n`` = the maintained batch the state covers), ``plan`` (``value`` = the query's SQL
-and spec: a state of other SQL is not used) and ``journal`` (batches and rows appended since the
-table was last written whole). The table is a **journal**: a batch *appends* its changed rows
-(``n`` = 0: the group or row is gone) with the three meta rows, each row tagged with the batch
+and spec: a state of other SQL is not used), ``journal`` (batches and rows appended since the
+table was last written whole) and ``rows:<table>`` per table read (``n`` = its rows as the
+query reads them, unfiltered: the live statistics' row counts, :mod:`.livestats`). The
+table is a **journal**: a batch *appends* its changed rows (``n`` = 0: the group or row is
+gone) with the meta rows, each row tagged with the batch
 — one commit, so the state covers a batch entirely or not at all — and a reader keeps, per
 ``(part, key)``, the row of the latest batch. Every :data:`REWRITE_AFTER_BATCHES` batches, or
 when the journal holds more rows than the state, the batch writes the whole state instead
@@ -55,6 +57,8 @@ REWRITE_AFTER_BATCHES = 48
 #: The commit metadata key of ``q_<name>`` writes naming the batch the result shows.
 BATCH_KEY = "aspen.incremental.batch"
 _META, _GROUP = "meta", "group"
+#: The meta rows ``rows:<table>``: the table's rows as the query reads it (live statistics).
+_ROWS = "rows:"
 
 
 #: The state table's columns.
@@ -120,12 +124,15 @@ def _state_rows(plan: IncrementalPlan, state: State, groups: Any = None,
 
 def _meta(state: State, plan_text: str) -> list[dict[str, Any]]:
     batches, rows = state.journal
+    counted = [{"part": _META, "key": _ROWS + table, "value": None, "n": int(n),
+                "batch_id": state.batch_id} for table, n in sorted((state.table_rows or {})
+                                                                    .items())]
     return [{"part": _META, "key": "batch", "value": None, "n": state.batch_id,
              "batch_id": state.batch_id},
             {"part": _META, "key": "plan", "value": plan_text, "n": 0,
              "batch_id": state.batch_id},
             {"part": _META, "key": "journal", "value": str(rows), "n": batches,
-             "batch_id": state.batch_id}]
+             "batch_id": state.batch_id}, *counted]
 
 
 def write_state(settings: Settings, name: str, plan: IncrementalPlan, state: State,
@@ -154,7 +161,7 @@ def write_state_changes(settings: Settings, name: str, plan: IncrementalPlan, st
 
     changed = _state_rows(plan, state, outcome.groups, outcome.rows)
     batches, rows = state.journal
-    batches, rows = batches + 1, rows + len(changed) + 3
+    batches, rows = batches + 1, rows + len(changed) + 3 + len(state.table_rows or {})
     if batches >= REWRITE_AFTER_BATCHES or rows > max(state.row_count(), 1000):
         return write_state(settings, name, plan, state, plan_text)
     found = _open(settings, state_table(name))
@@ -181,6 +188,7 @@ def read_state(settings: Settings, name: str, plan: IncrementalPlan) -> StoredSt
         if held is None or record["batch_id"] >= held["batch_id"]:
             latest[key] = record
     state, plan_text = new_state(plan), ""
+    counted: dict[str, int] = {}
     positions = {f"rel:{r.alias}": i for i, r in enumerate(plan.relations)}
     changes: list[dict[tuple, int]] = [{} for _ in plan.relations]
     for (part, key), record in latest.items():
@@ -191,6 +199,8 @@ def read_state(settings: Settings, name: str, plan: IncrementalPlan) -> StoredSt
                 plan_text = record["value"] or ""
             elif key == "journal":
                 state.journal = (int(record["n"]), int(record["value"] or 0))
+            elif key.startswith(_ROWS):
+                counted[key[len(_ROWS):]] = int(record["n"])
         elif not record["n"]:
             continue  # gone
         elif part == _GROUP:
@@ -202,6 +212,7 @@ def read_state(settings: Settings, name: str, plan: IncrementalPlan) -> StoredSt
             changes[positions[part]][loads(key)] = int(record["n"])
     for position, rows in enumerate(changes):
         state.apply_rows(position, rows)
+    state.table_rows = counted if set(plan.tables) <= set(counted) else None
     return StoredState(state, plan_text, found.version())
 
 
