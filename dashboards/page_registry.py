@@ -33,6 +33,7 @@ PAGES: tuple[PageEntry, ...] = tuple(sorted((
     PageEntry("Quarantine", None, "quarantine", 30),
     PageEntry("Why", None, "why", 40),
     PageEntry("What if", None, "what_if", 50),
+    PageEntry("Ask (SQL)", None, "sql", 55),
     PageEntry("Views", None, "views", 60),
     PageEntry("Sensor readings", None, "sensors", 70),
     PageEntry("Stream networks", None, "networks", 80),

@@ -41,6 +41,7 @@ __all__ = [
     "clear_overlay",
     "clicked",
     "cost_text",
+    "declutter",
     "details_of",
     "in_view",
     "layout",
@@ -52,6 +53,9 @@ __all__ = [
     "node_details",
     "plain",
     "role_of",
+    "RouteLabel",
+    "route_figure",
+    "route_labels",
     "selection_details",
     "share_losses",
     "share_path",
@@ -903,3 +907,256 @@ def clear_overlay() -> None:
     True
     """
     st.session_state.pop(OVERLAY_KEY, None)
+
+
+# -- a route drawn as a path, its labels apart ----------------------------------------------
+
+#: A label's height and one character's width, in pixels, at the route figure's font size.
+LABEL_HEIGHT_PX, CHAR_WIDTH_PX = 16.0, 7.5
+#: Directions a label is tried in around its anchor: above, below, right, left, then diagonals.
+_DIRECTIONS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
+#: Height and assumed width (pixels) of the route figure's plotting area.
+_ROUTE_HEIGHT, _ROUTE_WIDTH = 460, 760
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+              ) -> bool:
+    """Whether two boxes ``(x0, y0, x1, y1)`` overlap (touching edges do not, nor a rounding
+    error's worth of overlap)."""
+    tol = 1e-9 * max(a[2] - a[0], a[3] - a[1], b[2] - b[0], b[3] - b[1], 1e-300)
+    return (a[0] < b[2] - tol and b[0] < a[2] - tol and a[1] < b[3] - tol
+            and b[1] < a[3] - tol)
+
+
+def _crosses(box: tuple[float, float, float, float],
+             segment: tuple[tuple[float, float], tuple[float, float]]) -> bool:
+    """Whether a line ``segment`` passes through the inside of ``box`` (Liang–Barsky clipping
+    against the box shrunk by a rounding error's worth; grazing an edge does not count)."""
+    (x0, y0), (x1, y1) = segment
+    tol = 1e-9 * max(box[2] - box[0], box[3] - box[1], 1e-300)
+    low, high = 0.0, 1.0
+    dx, dy = x1 - x0, y1 - y0
+    for p, q in ((-dx, x0 - box[0] - tol), (dx, box[2] - tol - x0),
+                 (-dy, y0 - box[1] - tol), (dy, box[3] - tol - y0)):
+        if p == 0:
+            if q <= 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            low = max(low, t)
+        else:
+            high = min(high, t)
+        if low >= high:
+            return False
+    return True
+
+
+def declutter(
+    anchors: Sequence[tuple[float, float]],
+    sizes: Sequence[tuple[float, float]],
+    clearance: float = 0.0,
+    step: float | None = None,
+    rings: int = 12,
+    segments: Sequence[tuple[tuple[float, float], tuple[float, float]]] = (),
+) -> list[tuple[float, float]]:
+    """Centres for labels of box ``sizes`` ``(width, height)`` next to their ``anchors`` so
+    that no two labels overlap, no label covers an anchor (a square of half-side
+    ``clearance`` around each) and no line of ``segments`` (e.g. the links drawn) runs
+    through a label. Labels are placed in order, each at the first free spot among
+    :data:`_DIRECTIONS` (above, below, right, left, diagonals), ``clearance`` off its anchor,
+    then ``step`` (default: the label's height) further out per ring; a label with no free
+    spot within ``rings`` goes above its anchor, past every other label, node and line.
+
+    >>> declutter([(0.0, 0.0), (0.0, 0.0)], [(2.0, 1.0), (2.0, 1.0)])
+    [(0.0, 0.5), (0.0, -0.5)]
+    >>> declutter([(0.0, 0.0), (0.5, 0.0)], [(2.0, 1.0), (2.0, 1.0)], clearance=0.25)
+    [(0.0, 0.75), (0.5, -0.75)]
+    >>> declutter([(0.0, 0.0)], [(2.0, 1.0)], segments=[((0.0, 0.0), (0.0, 5.0))])  # not on it
+    [(0.0, -0.5)]
+    """
+    points = [(float(x), float(y)) for x, y in anchors]
+    marks = [(x - clearance, y - clearance, x + clearance, y + clearance) for x, y in points]
+    lines = [((float(a[0]), float(a[1])), (float(b[0]), float(b[1]))) for a, b in segments]
+    placed: list[tuple[float, float, float, float]] = []
+    centres: list[tuple[float, float]] = []
+    for (x, y), (width, height) in zip(points, sizes, strict=True):
+        half_w, half_h = width / 2, height / 2
+        further = height if step is None else step
+        chosen = None
+        for ring in range(rings + 1):
+            for dx, dy in _DIRECTIONS:
+                cx = x + dx * (half_w + clearance + ring * further)
+                cy = y + dy * (half_h + clearance + ring * further)
+                box = (cx - half_w, cy - half_h, cx + half_w, cy + half_h)
+                if not any(_overlaps(box, other) for other in placed + marks) \
+                        and not any(_crosses(box, line) for line in lines):
+                    chosen = (cx, cy)
+                    break
+            if chosen is not None:
+                break
+        if chosen is None:  # crowded out: above everything placed so far
+            top = max([y, *(box[3] for box in placed + marks),
+                       *(end[1] for line in lines for end in line)])
+            chosen = (x, top + half_h)
+        placed.append((chosen[0] - half_w, chosen[1] - half_h,
+                       chosen[0] + half_w, chosen[1] + half_h))
+        centres.append((chosen[0] + 0.0, chosen[1] + 0.0))
+    return centres
+
+
+@dataclass(frozen=True)
+class RouteLabel:
+    """A label of :func:`route_figure`: a router's id or a hop's cost (``kind`` ``router`` or
+    ``cost``), the point it names, where its centre goes, its box ``(width, height)`` and the
+    data units a pixel of the figure spans (``unit``)."""
+
+    kind: str
+    text: str
+    anchor: tuple[float, float]
+    centre: tuple[float, float]
+    size: tuple[float, float]
+    unit: float
+
+
+def route_labels(
+    hops: Sequence[tuple[str, str]],
+    costs: Mapping[tuple[str, str], float],
+    positions: Mapping[str, tuple[float, float]],
+    names: Iterable[str] = (),
+    others: Iterable[tuple[str, str]] = (),
+) -> list[RouteLabel]:
+    """The labels of a route drawn by :func:`route_figure`: each router once (in route
+    order), then each hop's cost at its middle, sized for the figure's scale (every node of
+    ``names`` and the route in view) and spread by :func:`declutter` so no two overlap and
+    no hop or other link drawn (``others``) runs through one.
+
+    >>> spots = {"a": (0.0, 0.0), "b": (0.001, 0.0)}  # two routers a few pixels apart
+    >>> labels = route_labels([("a", "b")], {("a", "b"): 2.0}, spots)
+    >>> [(label.text, "above" if label.centre[1] > 0 else "below") for label in labels]
+    [('a', 'above'), ('b', 'below'), ('2 ms', 'above')]
+    """
+    routers = list(dict.fromkeys(str(n) for hop in hops for n in hop))
+    placed = [positions[n] for n in {*routers, *(str(n) for n in names)}] or [(0.0, 0.0)]
+    xs, ys = [p[0] for p in placed], [p[1] for p in placed]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+    unit = max((max(ys) - min(ys) + 0.2 * span) / _ROUTE_HEIGHT,
+               (max(xs) - min(xs) + 0.2 * span) / _ROUTE_WIDTH, 1e-9)  # data units a pixel
+    texts = [("router", _node_text(n), positions[n]) for n in routers]
+    texts += [("cost", cost_text(costs.get((a, b), math.nan)),
+               ((positions[a][0] + positions[b][0]) / 2, (positions[a][1] + positions[b][1]) / 2))
+              for a, b in hops]
+    sizes = [((len(t) + 1) * CHAR_WIDTH_PX * unit, LABEL_HEIGHT_PX * unit) for _, t, _ in texts]
+    drawn = [(positions[a], positions[b]) for a, b in [*hops, *others]
+             if a in positions and b in positions]
+    centres = declutter([a for *_, a in texts], sizes, clearance=6 * unit, segments=drawn)
+    return [RouteLabel(kind, t, a, c, size, unit)
+            for (kind, t, a), c, size in zip(texts, centres, sizes, strict=True)]
+
+
+def route_figure(
+    route: Sequence[tuple[str, str]],
+    costs: Mapping[tuple[str, str], float],
+    positions: Mapping[str, tuple[float, float]] | None = None,
+    others: Iterable[tuple[str, str]] = (),
+    dead: Mapping[tuple[str, str], str] | None = None,
+) -> go.Figure:
+    """The links of a ``route`` (or of any witness: ``(src, dst)`` pairs, in order) drawn as a
+    thick red path where they sit on the network (``positions`` of the whole network, else a
+    layout of their own), the ``others`` (e.g. other witnesses' links) as thin grey lines
+    under it, ``dead`` links of the route orange with their death in the hover text.
+
+    Only the route's routers are labelled, with their id, and each hop with its cost
+    (``costs``); the labels are spread apart by :func:`declutter` (sized for the figure's
+    scale, so a route crossing the network keeps its stub clusters readable), a thin line
+    leading from a moved label to its node. Every node hovers with its id.
+
+    >>> fig = route_figure([("a", "b"), ("b", "c")], {("a", "b"): 1.0, ("b", "c"): 2.5})
+    >>> list(_trace_named(fig, "costs").text), list(_trace_named(fig, "routers").text)
+    (['1 ms', '2.5 ms'], ['a', 'b', 'c'])
+    """
+    hops = [(str(a), str(b)) for a, b in route]
+    dead = {(str(a), str(b)): str(w) for (a, b), w in (dead or {}).items()}
+    rest = sorted({(str(a), str(b)) for a, b in others} - set(hops))
+    routers = list(dict.fromkeys(n for hop in hops for n in hop))
+    names = sorted(set(routers) | {n for pair in rest for n in pair})
+    if positions is None or any(n not in positions for n in names):
+        positions = layout(names, hops + rest)
+    figure = go.Figure()
+    xs_rest, ys_rest = _segments(rest, positions)
+    if len(xs_rest):
+        figure.add_trace(go.Scatter(x=xs_rest, y=ys_rest, mode="lines", name="other links",
+                                    hoverinfo="skip", line=dict(color="#b0b0b0", width=1.2)))
+    xs = [positions[n][0] for n in names] or [0.0]
+    ys = [positions[n][1] for n in names] or [0.0]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+    labels = route_labels(hops, costs, positions, names, rest)
+    unit = labels[0].unit if labels else 1.0
+    for a, b in hops:
+        (x0, y0), (x1, y1) = positions[a], positions[b]
+        short = math.hypot(x1 - x0, y1 - y0) < 40 * unit  # inside a stub: a smaller head
+        figure.add_annotation(
+            x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+            showarrow=True, arrowhead=2, arrowsize=0.7 if short else 1.1,
+            arrowwidth=2.5 if short else 3.5,
+            arrowcolor=_DEAD_STYLES["deleted"][0] if (a, b) not in dead else _LOST,
+            standoff=6 if short else 8, startstandoff=6 if short else 8)
+    anchors = [label.anchor for label in labels]
+    centres = [label.centre for label in labels]
+    sizes = [label.size for label in labels]
+    router_text = [label.text for label in labels if label.kind == "router"]
+    cost_texts = [label.text for label in labels if label.kind == "cost"]
+    leaders_x: list[float] = []
+    leaders_y: list[float] = []
+    for (ax, ay), (cx, cy), (width, height) in zip(anchors, centres, sizes, strict=True):
+        gap = math.hypot(max(abs(cx - ax) - width / 2, 0.0), max(abs(cy - ay) - height / 2, 0.0))
+        if gap > 9 * unit:  # moved past the first ring: a line leads back
+            leaders_x += [ax, cx, math.nan]
+            leaders_y += [ay, cy, math.nan]
+    if leaders_x:
+        figure.add_trace(go.Scatter(x=leaders_x, y=leaders_y, mode="lines", name="leaders",
+                                    hoverinfo="skip", line=dict(color="#999999", width=0.8)))
+    placed_names = [n for n in names if n not in set(routers)]
+    if placed_names:
+        figure.add_trace(go.Scatter(
+            x=[positions[n][0] for n in placed_names], y=[positions[n][1] for n in placed_names],
+            mode="markers", name="other nodes", hoverinfo="text",
+            hovertext=[_node_text(n) for n in placed_names],
+            marker=dict(color="#bbbbbb", size=6)))
+    figure.add_trace(go.Scatter(
+        x=[positions[n][0] for n in routers], y=[positions[n][1] for n in routers],
+        mode="markers", name="route nodes", hoverinfo="text",
+        hovertext=[f"{_node_text(n)} · {role_of(n)}" for n in routers],
+        marker=dict(color=[_NODE_STYLES[role_of(n)][0] for n in routers],
+                    symbol=[_NODE_STYLES[role_of(n)][1] for n in routers], size=12)))
+    count = len(router_text)
+    figure.add_trace(go.Scatter(
+        x=[c[0] for c in centres[:count]], y=[c[1] for c in centres[:count]], mode="text",
+        name="routers", text=router_text, hoverinfo="skip",
+        textfont=dict(size=13, color="#111")))
+    figure.add_trace(go.Scatter(
+        x=[c[0] for c in centres[count:]], y=[c[1] for c in centres[count:]], mode="text",
+        name="costs", text=cost_texts, hoverinfo="text",
+        hovertext=[f"{_node_text(a)} → {_node_text(b)}, {cost_text(costs.get((a, b), math.nan))}"
+                   + (f", {dead[a, b]}" if (a, b) in dead else "") for a, b in hops],
+        textfont=dict(size=11, color="#8c1a1a")))
+    box_x = xs + [c[0] + s[0] / 2 for c, s in zip(centres, sizes, strict=True)] \
+        + [c[0] - s[0] / 2 for c, s in zip(centres, sizes, strict=True)]
+    box_y = ys + [c[1] + s[1] / 2 for c, s in zip(centres, sizes, strict=True)] \
+        + [c[1] - s[1] / 2 for c, s in zip(centres, sizes, strict=True)]
+    pad = 0.05 * span
+    axis = dict(visible=False, showgrid=False, zeroline=False)
+    figure.update_layout(
+        height=_ROUTE_HEIGHT + 20, margin=dict(l=0, r=0, t=10, b=10), showlegend=False,
+        plot_bgcolor="white", paper_bgcolor="white", hovermode="closest",
+        hoverlabel=dict(bgcolor="white", font=dict(size=13, color="#111")),
+        xaxis=dict(axis, range=[min(box_x) - pad, max(box_x) + pad]),
+        yaxis=dict(axis, range=[min(box_y) - pad, max(box_y) + pad], scaleanchor="x",
+                   scaleratio=1))
+    return figure
+
+
+def _trace_named(figure: go.Figure, name: str) -> go.Scatter:
+    """The trace of ``figure`` called ``name``."""
+    (found,) = [t for t in figure.data if t.name == name]
+    return found

@@ -4,9 +4,11 @@ Pick a question (a reachable pair, a cheapest path, …, a region member) and it
 tuple the view holds, the page shows its minimal witnesses (each a set of links that alone keeps
 it: a route with its costs; for a region member, a chain of triggered sensors from the seed) and
 the critical ones (losing any one removes the tuple), drawn where they sit in the network or on
-the sensor grid. For a pair of nodes the view does not hold, it answers *why not* from the live
-links and the recently dead ones (:func:`aspen.views.why_not.why_not`). The question and its
-answer stay in ``st.session_state`` until the operator asks another one.
+the sensor grid; the chosen route reads hop by hop (step, link, cost, cumulative cost), however
+far apart its ends, and is drawn as a path naming only its routers. For a pair of nodes the
+view does not hold, it answers *why not* from the live links and the recently dead ones
+(:func:`aspen.views.why_not.why_not`). The question and its answer stay in
+``st.session_state`` until the operator asks another one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+import hops
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -273,22 +276,27 @@ def network_positions(topomap: Any, network: Network) -> dict[str, tuple[float, 
     return positions
 
 
-def draw_links(
-    links: list[tuple[str, str, float]],
-    highlighted: list[tuple[str, str]],
+def draw_route(
+    route: list[tuple[str, str]],
+    others: list[tuple[str, str]],
+    costs: dict[tuple[str, str], float],
     network: Network,
     dead: dict[tuple[str, str], tuple[str, int | None]] | None = None,
     ends: Sequence[str] = (),
 ) -> None:
-    """Links with their costs, placed where they sit in the network (``topomap``), else a
+    """A route's links (in order) as a path on the network map, only its routers named and
+    its labels kept apart (``topomap.route_figure``), the ``others`` grey under it; else a
     Graphviz drawing."""
     try:
         import topomap
     except ImportError:
-        st.graphviz_chart(route_dot(links, highlighted, dead, ends=ends))
+        links = [(a, b, costs.get((a, b), float("nan"))) for a, b in [*route, *others]]
+        st.graphviz_chart(route_dot(links, route, dead, ends=ends))
         return
     positions = network_positions(topomap, network)
-    figure = topomap.subgraph_figure(links, highlighted, positions)
+    deaths = {pair: f"{death}" + (f" in batch {batch}" if batch is not None else "")
+              for pair, (death, batch) in (dead or {}).items()}
+    figure = topomap.route_figure(route, costs, positions, others, deaths)
     st.plotly_chart(figure, width="stretch")
 
 
@@ -356,19 +364,24 @@ def show_pair(view: str, explanation: Explanation, network: Network, index: int)
 
     if not explanation.witnesses:
         return
-    involved = sorted({link for w in explanation.witnesses for link in witness_links(w)[0]})
-    if len(involved) > MAX_DRAWN_EDGES:
-        st.caption(f"{len(involved)} links are too many to draw.")
-        return
     shown = st.selectbox(
-        "Witness to draw", range(1, len(explanation.witnesses) + 1), key=f"why_witness_{index}"
+        "Witness to follow hop by hop", range(1, len(explanation.witnesses) + 1),
+        key=f"why_witness_{index}",
     )
     chosen, _ = witness_links(explanation.witnesses[shown - 1])
-    drawn = [(a, b, costs.get((a, b), float("nan"))) for a, b in involved]
-    draw_links(drawn, chosen, network, ends=(src, dst))
-    st.caption("Red: the links of the witness chosen above; grey: the other witnesses' links. "
-               "Labels: link cost.")
     route = route_through(chosen, src, dst)
+    if route:
+        st.dataframe(hops.hop_table(hops.hops_of(route, costs)), hide_index=True,
+                     width="stretch")
+        chosen = list(zip(route, route[1:], strict=False))
+    involved = {link for w in explanation.witnesses for link in witness_links(w)[0]}
+    others = sorted(involved - set(chosen))
+    if len(involved) > MAX_DRAWN_EDGES:
+        others = []
+        st.caption(f"{len(involved)} links are too many to draw: only this witness is drawn.")
+    draw_route(chosen, others, costs, network, ends=(src, dst))
+    st.caption("Red: the links of the witness chosen above, each labelled with its cost; grey: "
+               "the other witnesses' links. Only the witness's routers are named.")
     if route:
         share_button(f"Why {src} → {dst}: witness {shown}", route, key=f"why_share_{index}")
 
@@ -410,21 +423,19 @@ def show_why_not(
     else:
         st.markdown("\n\n".join(lines))
     if answer.route:
-        st.dataframe(pd.DataFrame({
-            "step": range(1, len(answer.route) + 1),
-            "link": [f"{link.src} → {link.dst}" for link in answer.route],
-            "cost (ms)": [link.cost for link in answer.route],
-            "state": ["live" if link.live else
-                      f"{link.death}" + (f" in batch {link.batch}" if link.batch is not None
-                                         else "")
-                      for link in answer.route],
-        }), hide_index=True, width="stretch")
-        links = [(link.src, link.dst, link.cost) for link in answer.route]
+        table = hops.hop_table((link.src, link.dst, float(link.cost)) for link in answer.route)
+        table["state"] = ["live" if link.live else
+                          f"{link.death}" + (f" in batch {link.batch}" if link.batch is not None
+                                             else "")
+                          for link in answer.route]
+        st.dataframe(table, hide_index=True, width="stretch")
+        costs = {(link.src, link.dst): float(link.cost) for link in answer.route}
         deaths = {(link.src, link.dst): (str(link.death), link.batch)
                   for link in answer.dead_links}
-        draw_links(links, list(deaths), network, dead=deaths, ends=(src, dst))
-        st.caption("The route: recently dead links in red (dashed without the network map), "
-                   "live ones grey. Labels: link cost.")
+        draw_route([(link.src, link.dst) for link in answer.route], [], costs, network,
+                   dead=deaths, ends=(src, dst))
+        st.caption("The route hop by hop: recently dead links in orange (dashed red without the "
+                   "network map), live ones red. Labels: its routers and each link's cost.")
         share_button(f"Why not {src} → {dst}", list(answer.nodes), key="why_share_not")
     elif answer.verdict == "cut":
         show_cut(answer, network, dead)

@@ -195,3 +195,31 @@ def test_an_open_page_shows_a_new_batch_without_a_reload(
         finally:
             browser.close()
     assert "batch 2" in refreshed
+
+
+def test_ask_an_example_question_and_open_a_rows_provenance(dashboard_url: str) -> None:
+    """Ask (SQL): an example question's button runs it in process, and the first row of the
+    answer opens with its formula and witnesses in words."""
+    executable = chromium_path()
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            page.goto(f"{dashboard_url}/sql", wait_until="domcontentloaded")
+            page.get_by_role("heading", name="Ask (SQL)").wait_for()
+            page.get_by_role("button", name="Links out of routers that reach 2 or more nodes"
+                             ).click()
+            page.get_by_role("heading", name="What a row rests on").wait_for()
+            rows = page.get_by_text("2 rows.").inner_text()
+            page.get_by_text("minimal witness sets").wait_for()
+            formula = page.get_by_test_id("stCode").first.inner_text()
+            critical = page.get_by_test_id("stMarkdown").filter(
+                has_text="Deleting any one of these removes the row").inner_text()
+            page.screenshot(path=str(ARTIFACTS / "sql.png"), full_page=True)
+        finally:
+            browser.close()
+    # a → b is there while a reaches 2 nodes: over a → c, or over b → c
+    assert rows == "2 rows."
+    assert formula.strip() == "(link:a:b ∧ link:a:c) ∨ (link:a:b ∧ link:b:c)"
+    assert "link a → b" in critical

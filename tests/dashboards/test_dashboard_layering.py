@@ -19,7 +19,7 @@ import page_registry  # noqa: E402
 
 #: The reader layer: the only modules of the console that import ``aspen`` or ``deltalake``.
 READERS = frozenset({"healthview", "lakeview", "lakewatch", "networkview", "queryview",
-                     "readingview"})
+                     "readingview", "sqlview"})
 #: Modules that read nothing and draw nothing of their own: the app and the page list.
 SHELL = frozenset({"app", "page_registry"})
 #: Packages that read Delta tables: a page or a picture reaches them through the reader layer.

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as hst
 
 from aspen.generators.topology import TransitStubParams, transit_stub
 
@@ -462,3 +465,120 @@ def test_overlays_off_the_map_draw_nothing() -> None:
                                 matches=["zz"])
     names = {t.name for t in figure.data}
     assert names == {"live links, 2 ms", "live links, 10 ms", "links", "other node"}
+
+
+# -- a route as a path, its labels apart ------------------------------------------------------
+
+
+def _box(centre: tuple[float, float], size: tuple[float, float]) -> tuple[float, ...]:
+    return (centre[0] - size[0] / 2, centre[1] - size[1] / 2,
+            centre[0] + size[0] / 2, centre[1] + size[1] / 2)
+
+
+def _apart(a: tuple[float, ...], b: tuple[float, ...], slack: float = 1e-9) -> bool:
+    """Whether two boxes do not overlap (touching is apart)."""
+    return (a[2] <= b[0] + slack or b[2] <= a[0] + slack or a[3] <= b[1] + slack
+            or b[3] <= a[1] + slack)
+
+
+def test_declutter_puts_labels_of_one_spot_around_it_exactly() -> None:
+    centres = topomap.declutter([(0.0, 0.0)] * 5, [(2.0, 1.0)] * 5)
+    # above, below; beside or diagonal would overlap those two, so one ring out: above,
+    # below, then to the right (touching the first two, not overlapping)
+    assert centres == [(0.0, 0.5), (0.0, -0.5), (0.0, 1.5), (0.0, -1.5), (2.0, 0.0)]
+
+
+def test_declutter_keeps_a_label_off_another_node() -> None:
+    # above (0, 0) would cover the node at (0, 1): the label goes below
+    centres = topomap.declutter([(0.0, 0.0), (0.0, 1.0)], [(2.0, 1.0), (2.0, 1.0)],
+                                clearance=0.25)
+    assert centres == [(0.0, -0.75), (0.0, 1.75)]
+
+
+def test_declutter_leaves_a_free_label_above_its_node() -> None:
+    assert topomap.declutter([(0.0, 0.0), (10.0, 0.0)], [(2.0, 1.0), (4.0, 1.0)],
+                             clearance=0.5) == [(0.0, 1.0), (10.0, 1.0)]
+
+
+_spot = hst.tuples(hst.integers(-6, 6).map(float), hst.integers(-6, 6).map(float))
+_size = hst.tuples(hst.integers(1, 6).map(float), hst.integers(1, 2).map(float))
+
+
+def _through(box: tuple[float, ...], segment) -> bool:
+    """Whether a segment runs through the inside of a box (sampled at 400 points)."""
+    (x0, y0), (x1, y1) = segment
+    for i in range(401):
+        x, y = x0 + (x1 - x0) * i / 400, y0 + (y1 - y0) * i / 400
+        if box[0] + 1e-6 < x < box[2] - 1e-6 and box[1] + 1e-6 < y < box[3] - 1e-6:
+            return True
+    return False
+
+
+@given(hst.lists(hst.tuples(_spot, _size), min_size=1, max_size=25),
+       hst.lists(hst.tuples(_spot, _spot), max_size=6),
+       hst.sampled_from([0.0, 0.5]), hst.integers(0, 3))
+@hsettings(max_examples=150, deadline=None)
+def test_decluttered_labels_never_overlap_each_other_a_node_or_a_line(labels, segments,
+                                                                      clearance, rings) -> None:
+    anchors = [a for a, _ in labels]
+    sizes = [s for _, s in labels]
+    centres = topomap.declutter(anchors, sizes, clearance=clearance, rings=rings,
+                                segments=segments)
+    boxes = [_box(c, s) for c, s in zip(centres, sizes, strict=True)]
+    marks = [(x - clearance, y - clearance, x + clearance, y + clearance) for x, y in anchors]
+    for i, box in enumerate(boxes):
+        assert all(_apart(box, other) for other in boxes[i + 1:])
+        assert all(_apart(box, mark) for mark in marks)
+        assert not any(_through(box, segment) for segment in segments)
+
+
+def _far_route(thousand) -> list[str]:
+    """A cheapest route between two stub nodes of different transit domains."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_weighted_edges_from((link.src, link.dst, link.cost) for link in thousand.links)
+    return nx.shortest_path(graph, "s0.0.0.0", "s5.0.0.3", weight="weight")
+
+
+def test_a_far_route_is_labelled_at_its_routers_only_and_labels_do_not_overlap(thousand) -> None:
+    links = [(link.src, link.dst, link.cost) for link in thousand.links]
+    positions = topomap.layout(thousand.node_ids, links)
+    route = _far_route(thousand)
+    assert len(route) >= 6  # across the network: stub, transit …, stub
+    hops = list(zip(route, route[1:], strict=False))
+    costs = {(a, b): c for a, b, c in links}
+    labels = topomap.route_labels(hops, costs, positions, route)
+    assert [lb.text for lb in labels if lb.kind == "router"] == route
+    assert [lb.text for lb in labels if lb.kind == "cost"] == [
+        topomap.cost_text(costs[hop]) for hop in hops]
+    boxes = [_box(lb.centre, lb.size) for lb in labels]
+    lines = [(positions[a], positions[b]) for a, b in hops]
+    for i, box in enumerate(boxes):
+        assert all(_apart(box, other) for other in boxes[i + 1:]), labels[i]
+        assert not any(_through(box, line) for line in lines), labels[i]
+    # the figure: the route red, only its routers named, each hop's cost written
+    figure = topomap.route_figure(hops, costs, positions)
+    assert list(_trace(figure, "routers").text) == route
+    assert len(_trace(figure, "costs").text) == len(hops)
+    assert len(figure.layout.annotations) == len(hops)
+    assert {a.arrowcolor for a in figure.layout.annotations} == {RED}
+
+
+def test_a_route_figure_draws_other_links_grey_and_dead_hops_apart() -> None:
+    spots = {"a": (0.0, 0.0), "b": (1.0, 0.0), "c": (2.0, 0.0), "x": (1.0, 1.0)}
+    figure = topomap.route_figure([("a", "b"), ("b", "c")], {("a", "b"): 1.0}, spots,
+                                  others=[("a", "x"), ("a", "b")],
+                                  dead={("b", "c"): "deleted in batch 4"})
+    assert _segments(_trace(figure, "other links")) == [((0.0, 0.0), (1.0, 1.0))]
+    assert list(_trace(figure, "other nodes").hovertext) == ["x"]
+    assert list(_trace(figure, "costs").text) == ["1 ms", "no cost"]
+    assert _trace(figure, "costs").hovertext[1] == "b → c, no cost, deleted in batch 4"
+    assert [a.arrowcolor for a in figure.layout.annotations] == [RED, "#ff7f0e"]
+
+
+def test_route_figure_writes_hostile_ids_as_plain_text() -> None:
+    route = list(zip(HOSTILE, HOSTILE[1:], strict=False))
+    figure = topomap.route_figure(route, {})
+    assert list(_trace(figure, "routers").text) == [topomap._node_text(n) for n in HOSTILE]
+    assert "<b>" not in json.dumps(figure.to_plotly_json()["data"])

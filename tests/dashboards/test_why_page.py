@@ -115,12 +115,22 @@ def test_witnesses_are_routes_with_costs_and_critical_links_in_words(why_lake: P
     assert "**Losing any of these links removes the pair:** `a` → `b` (1 ms)" in _markdown(app)
 
 
+def _figure_traces(app: AppTest) -> dict[str, dict]:
+    (chart,) = app.get("plotly_chart")
+    return {t["name"]: t for t in json.loads(chart.proto.spec)["data"] if t.get("name")}
+
+
 def test_the_witness_is_drawn_on_the_network_map_with_costs(why_lake: Path) -> None:
     app = _ask(open_page(WHY), "a", "c")
-    (chart,) = app.get("plotly_chart")
-    figure = json.loads(chart.proto.spec)
-    (costs,) = [t for t in figure["data"] if t.get("name") == "costs"]
-    assert sorted(costs["text"]) == ["1 ms", "2 ms", "5 ms"]
+    traces = _figure_traces(app)
+    # witness 1 (a → c) red with its cost, its routers named; the other witness's links grey
+    assert traces["costs"]["text"] == ["5 ms"]
+    assert traces["routers"]["text"] == ["a", "c"]
+    assert "other links" in traces
+    app.selectbox(key="why_witness_0").select(2).run()
+    traces = _figure_traces(app)
+    assert traces["costs"]["text"] == ["1 ms", "2 ms"]
+    assert traces["routers"]["text"] == ["a", "b", "c"]
 
 
 def test_without_topomap_the_witness_is_a_graph_with_costs(why_lake: Path, no_topomap) -> None:
@@ -158,6 +168,11 @@ def test_why_not_names_the_dead_link_that_would_connect_the_pair(why_lake: Path)
     assert "- `c` → `d` (1.5 ms), deleted in batch 2" in text
     (route,) = [d.value for d in app.dataframe if "step" in d.value.columns]
     assert route["state"].tolist() == ["live", "live", "deleted in batch 2"]
+    assert route["link"].tolist() == ["a → b", "b → c", "c → d"]
+    assert route["cumulative cost (ms)"].tolist() == [1.0, 3.0, 4.5]
+    traces = _figure_traces(app)
+    assert traces["routers"]["text"] == ["a", "b", "c", "d"]
+    assert traces["costs"]["hovertext"][2] == "c → d, 1.5 ms, deleted in batch 2"
     assert not app.warning and not app.error
 
 
@@ -231,3 +246,84 @@ def test_a_cheapest_path_in_words_and_why_there_is_none(why_lake: Path) -> None:
     _ask(app, "c", "a")
     assert [h.value for h in app.subheader] == ["Why is there no path from `c` to `a`?"]
     assert "`c` cannot reach `a`, not even through recently dead links." in _markdown(app)
+
+
+# -- a far pair: a route across the network, hop by hop ------------------------------------------
+
+#: A stub of t0.0 to a stub of t0.2 through three transit nodes: the long way inside the first
+#: stub (two links of 2 ms) or its shortcut (5 ms); var, src, dst, cost.
+FAR = [("f1", "s0.0.0.0", "s0.0.0.1", 2.0), ("f2", "s0.0.0.1", "s0.0.0.2", 2.0),
+       ("f3", "s0.0.0.0", "s0.0.0.2", 5.0), ("f4", "s0.0.0.2", "t0.0", 10.0),
+       ("f5", "t0.0", "t0.1", 50.0), ("f6", "t0.1", "t0.2", 50.0),
+       ("f7", "t0.2", "s0.2.0.1", 10.0), ("f8", "s0.2.0.1", "s0.2.0.0", 2.0)]
+FAR_SRC, FAR_DST = "s0.0.0.0", "s0.2.0.0"
+
+
+@pytest.fixture
+def far_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    lake = tmp_path / "far"
+    settings = Settings(lake=str(lake))
+    write_table(settings, "variables", pd.DataFrame({
+        "var": [r[0] for r in FAR], "relation": ["link"] * len(FAR),
+        "key": [json.dumps([r[1], r[2]]) for r in FAR],
+        "values": [json.dumps([r[1], r[2], r[3]]) for r in FAR],
+        "inserted_batch": [1] * len(FAR),
+        "deleted_batch": pd.array([None] * len(FAR), dtype="Int64"),
+        "expires_at": pd.Series([None] * len(FAR), dtype="datetime64[us, UTC]"),
+        "death": pd.array([None] * len(FAR), dtype="string"),
+    }))
+    write_table(settings, "link", pd.DataFrame({
+        "src": [r[1] for r in FAR], "dst": [r[2] for r in FAR], "cost": [r[3] for r in FAR],
+        "var": [r[0] for r in FAR], "batch_id": [1] * len(FAR),
+    }))
+    write_table(settings, "ingest_files", pd.DataFrame({"source": ["f1"], "batch_id": [1]}))
+    manager = ProvenanceManager()
+    v = {r[0]: manager.var(r[0]) for r in FAR}
+    start = manager.or_(manager.and_(v["f1"], v["f2"]), v["f3"])
+    rest = manager.conj(v[f"f{i}"] for i in range(4, 9))
+    write_table(settings, "reachable", view_frame(
+        "reachable", {(FAR_SRC, FAR_DST): manager.and_(start, rest)}, manager, batch_id=1))
+    commit_views(settings.lake)
+    monkeypatch.setenv("ASPEN_LAKE", str(lake))
+    return lake
+
+
+def _hops(app: AppTest) -> pd.DataFrame:
+    (frame,) = [d.value for d in app.dataframe if "cumulative cost (ms)" in d.value.columns]
+    return frame
+
+
+def test_a_far_pair_reads_hop_by_hop_with_costs(far_lake: Path) -> None:
+    app = _ask(open_page(WHY), FAR_SRC, FAR_DST)
+    assert [h.value for h in app.subheader] == [f"Why can `{FAR_SRC}` reach `{FAR_DST}`?"]
+    assert _witnesses(app)["size"].tolist() == [6, 7]  # the shortcut first
+    hops = _hops(app)
+    assert hops.to_dict("list") == {
+        "step": [1, 2, 3, 4, 5, 6],
+        "link": ["s0.0.0.0 → s0.0.0.2", "s0.0.0.2 → t0.0", "t0.0 → t0.1", "t0.1 → t0.2",
+                 "t0.2 → s0.2.0.1", "s0.2.0.1 → s0.2.0.0"],
+        "cost (ms)": [5.0, 10.0, 50.0, 50.0, 10.0, 2.0],
+        "cumulative cost (ms)": [5.0, 15.0, 65.0, 115.0, 125.0, 127.0],
+    }
+    app.selectbox(key="why_witness_0").select(2).run()
+    hops = _hops(app)
+    assert hops["step"].tolist() == list(range(1, 8))
+    assert hops["link"].tolist()[:2] == ["s0.0.0.0 → s0.0.0.1", "s0.0.0.1 → s0.0.0.2"]
+    assert hops["cumulative cost (ms)"].tolist()[-1] == 126.0
+
+
+def test_a_far_pair_is_a_path_on_the_map_naming_only_its_routers(far_lake: Path) -> None:
+    app = _ask(open_page(WHY), FAR_SRC, FAR_DST)
+    app.selectbox(key="why_witness_0").select(2).run()
+    traces = _figure_traces(app)
+    route = ["s0.0.0.0", "s0.0.0.1", "s0.0.0.2", "t0.0", "t0.1", "t0.2", "s0.2.0.1", "s0.2.0.0"]
+    assert traces["routers"]["text"] == route
+    assert traces["costs"]["text"] == ["2 ms", "2 ms", "10 ms", "50 ms", "50 ms", "10 ms", "2 ms"]
+    # the shortcut of the other witness is drawn grey, unnamed
+    assert "other links" in traces and "other nodes" not in traces
+    # every label sits at its own place
+    spots = list(zip(traces["routers"]["x"] + traces["costs"]["x"],
+                     traces["routers"]["y"] + traces["costs"]["y"], strict=True))
+    assert len(set(spots)) == len(spots)
+    app.button(key="why_share_0").click().run()
+    assert app.session_state["map_overlay"]["nodes"] == route
