@@ -1,7 +1,8 @@
 """Helpers of the Queries page: the continuous queries' registry rows, their last outcomes,
-plans drawn as trees, runs per operator and plan histories, from the ``queries``,
-``query_status``, ``query_runs`` and ``plans`` tables (read by ``lakeview``). Pure functions
-over frames: no Streamlit call, no lake access.
+the path each takes after a batch (incremental or recomputed, and why), plans drawn as trees,
+runs per operator, the cost of the last batches and plan histories, from the ``queries``,
+``query_status``, ``query_runs``, ``query_batches`` and ``plans`` tables (read by
+``lakeview``). Pure functions over frames: no Streamlit call, no lake access.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from dataclasses import fields
 import pandas as pd
 from lakeview import _dot_escaped, _quote, when_text
 
+from aspen.errors import ConfigError
 from aspen.optimizer.query import Query
 from aspen.optimizer.stats import Stats
+from aspen.queries.batch_costs import BATCHES_TABLE
 from aspen.queries.planner import PlanNode, plan_nodes
 from aspen.queries.plans import PLANS_TABLE
 from aspen.queries.registry import QUERIES_TABLE, RegisteredQuery
@@ -24,6 +27,7 @@ from aspen.queries.status import OK, STATUS_TABLE
 
 __all__ = [
     # re-exported from the package for the Queries page
+    "BATCHES_TABLE",
     "OK",
     "PLANS_TABLE",
     "QUERIES_TABLE",
@@ -31,17 +35,21 @@ __all__ = [
     "STATUS_TABLE",
     "RegisteredQuery",
     # this module's own
+    "BATCH_COST_COLUMNS",
     "PLAN_HISTORY_COLUMNS",
     "PLAN_NODE_FILLS",
     "PLAN_TREE_COLUMNS",
     "RUN_TABLE_COLUMNS",
     "changes_text",
     "cost_change_text",
+    "batch_cost_rows",
     "latest_run",
+    "maintenance_path",
     "operator_label",
     "outcome_text",
     "plan_dot",
     "plan_history_rows",
+    "plan_text",
     "plan_tree",
     "query_list",
     "registered_queries",
@@ -466,25 +474,53 @@ def cost_change_text(old: object, new: object) -> str:
     return f"{one(old)} → {one(new)}"
 
 
+def plan_text(plan: object) -> str:
+    """A plan tree (JSON text or tree) as one line: its join order with each join's method;
+    ``–`` when it is missing or cannot be read.
+
+    >>> plan_text({"join": "broadcast_hash", "left": {"join": "sort_merge",
+    ...     "left": {"scan": "a"}, "right": {"scan": "b"}}, "right": {"scan": "c"}})
+    '((a sort_merge b) broadcast_hash c)'
+    >>> plan_text('{"scan": "a"}'), plan_text(None), plan_text("{oops")
+    ('a', '–', '–')
+    """
+    if _missing(plan):
+        return "–"
+
+    def one(node: Mapping[str, object]) -> str:
+        if "scan" in node:
+            return str(node["scan"])
+        return (f"({one(node['left'])} {node.get('join', 'join')} "  # type: ignore[arg-type]
+                f"{one(node['right'])})")  # type: ignore[arg-type]
+
+    try:
+        tree = json.loads(plan) if isinstance(plan, str) else plan
+        return one(tree)  # type: ignore[arg-type]
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+        return "–"
+
+
 #: Columns of :func:`plan_history_rows`.
-PLAN_HISTORY_COLUMNS = ["changed at", "reason", "method", "cost (old → new)",
-                        "statistics that moved"]
+PLAN_HISTORY_COLUMNS = ["changed at", "reason", "method", "plan (old → new)",
+                        "cost (old → new)", "statistics that moved"]
 
 
 def plan_history_rows(plans: pd.DataFrame, query: str) -> pd.DataFrame:
     """The plan changes of ``query`` in the ``plans`` table, newest first: when, why, by which
-    optimizer method, the old plan's cost under the new statistics → the new plan's, and the
-    statistics that moved, in words.
+    optimizer method, the old plan → the new one (:func:`plan_text`), the old plan's cost
+    under the new statistics → the new plan's, and the statistics that moved, in words.
 
     >>> plans = pd.DataFrame({"query": ["q", "q", "p"],
     ...     "changed_at": pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-03"], utc=True),
     ...     "method": ["exhaustive", "declarative", "exhaustive"],
     ...     "reason": ["initial", "statistics", "initial"], "old_cost": [None, 40.0, None],
     ...     "new_cost": [10.0, 12.0, 1.0],
-    ...     "changes": ["[]", '[{"kind": "rows", "name": "link", "old": 240, "new": 4800}]', "[]"]})
+    ...     "changes": ["[]", '[{"kind": "rows", "name": "link", "old": 240, "new": 4800}]', "[]"],
+    ...     "old_plan": [None, '{"scan": "a"}', None], "new_plan": ['{"scan": "a"}'] * 3})
     >>> plan_history_rows(plans, "q").values.tolist()  # doctest: +NORMALIZE_WHITESPACE
-    [['2026-01-02 00:00:00', 'statistics', 'declarative', '40 → 12', 'rows of link 240 → 4,800'],
-     ['2026-01-01 00:00:00', 'initial', 'exhaustive', '– → 10', '']]
+    [['2026-01-02 00:00:00', 'statistics', 'declarative', 'a → a', '40 → 12',
+      'rows of link 240 → 4,800'],
+     ['2026-01-01 00:00:00', 'initial', 'exhaustive', '– → a', '– → 10', '']]
     """
     if plans.empty or "query" not in plans:
         return pd.DataFrame(columns=PLAN_HISTORY_COLUMNS)
@@ -492,7 +528,69 @@ def plan_history_rows(plans: pd.DataFrame, query: str) -> pd.DataFrame:
     mine = mine.sort_values("changed_at", ascending=False, kind="stable")
     rows = [
         (when_text(r.get("changed_at")), str(r.get("reason", "")), str(r.get("method", "")),
+         f"{plan_text(r.get('old_plan'))} → {plan_text(r.get('new_plan'))}",
          cost_change_text(r.get("old_cost"), r.get("new_cost")), changes_text(r.get("changes")))
         for r in mine.to_dict("records")
     ]
     return pd.DataFrame(rows, columns=PLAN_HISTORY_COLUMNS)
+
+
+def maintenance_path(sql: str) -> tuple[bool, str]:
+    """Whether a registered query's SQL is maintained incrementally after every batch (by its
+    state, in process) and the path in words — or why it is recomputed on Spark.
+
+    >>> maintenance_path("SELECT src, COUNT(*) AS n FROM link GROUP BY src")
+    (True, 'maintained incrementally after every batch (state + merge, in process)')
+    >>> maintenance_path("SELECT year(first_inserted_at) AS y FROM link")[1]
+    'recomputed on Spark after every batch: Year is not maintained incrementally'
+    """
+    from aspen.queries.incremental.compile import NotIncremental, compile_query
+    from aspen.queries.sql import parse_query
+
+    try:
+        compiled = compile_query(parse_query("q", sql))
+    except ConfigError as err:
+        reason = str(err).removeprefix("query 'q': ")
+        return False, f"not run: its SQL is refused now ({reason})"
+    if isinstance(compiled, NotIncremental):
+        return False, f"recomputed on Spark after every batch: {compiled.reason}"
+    return True, "maintained incrementally after every batch (state + merge, in process)"
+
+
+#: Columns of :func:`batch_cost_rows`.
+BATCH_COST_COLUMNS = ["batch", "finished at", "path", "step", "seconds", "rows changed",
+                      "result rows", "state rows"]
+
+
+def batch_cost_rows(batches: pd.DataFrame | None, query: str, last: int = 20) -> pd.DataFrame:
+    """The last ``last`` rounds of ``query`` in the ``query_batches`` table, oldest first: the
+    batch, when it finished, the path it took, the incremental step, its seconds, the result
+    rows it changed (incremental) or wrote (recomputed) and its state's rows.
+
+    >>> batches = pd.DataFrame({"query": ["q", "q", "p"], "batch_id": [3, 4, 4],
+    ...     "finished_at": pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-02"], utc=True),
+    ...     "path": ["incremental", "recomputed", "failed"], "mode": ["built", None, None],
+    ...     "seconds": [0.5, 21.0, 0.1], "rows_changed": [12, None, None],
+    ...     "result_rows": [None, 12, None], "state_rows": [40, None, None]})
+    >>> batch_cost_rows(batches, "q").values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    [[3, '2026-01-01 00:00:00', 'incremental', 'built', 0.5, 12, <NA>, 40],
+     [4, '2026-01-02 00:00:00', 'recomputed', '', 21.0, <NA>, 12, <NA>]]
+    >>> batch_cost_rows(None, "q").empty
+    True
+    """
+    if batches is None or batches.empty or "query" not in batches:
+        return pd.DataFrame(columns=BATCH_COST_COLUMNS)
+    mine = batches[batches["query"].astype(str) == query]
+    mine = mine.sort_values("finished_at", kind="stable").tail(last)
+
+    def number(value: object) -> int | None:
+        return None if _missing(value) else int(value)  # type: ignore[call-overload]
+
+    rows = [(number(r.get("batch_id")), when_text(r.get("finished_at")), str(r.get("path", "")),
+             "" if _missing(r.get("mode")) else str(r.get("mode")),
+             float(r.get("seconds", float("nan"))), number(r.get("rows_changed")),
+             number(r.get("result_rows")), number(r.get("state_rows")))
+            for r in mine.to_dict("records")]
+    frame = pd.DataFrame(rows, columns=BATCH_COST_COLUMNS)
+    return frame.astype({"batch": "Int64", "rows changed": "Int64", "result rows": "Int64",
+                         "state rows": "Int64"})

@@ -1,11 +1,14 @@
 """Queries: the continuous queries registered on the lake, each one's last outcome after a batch
-(a failed or cancelled query says why, in one line), its current plan drawn as a tree with the
-estimated rows and those its last run observed, that run per operator, and the history of its
-plan.
+(a failed or cancelled query says why, in one line), the path it takes after a batch
+(maintained incrementally, or recomputed on Spark and why), what its last batches cost (seconds
+and result rows changed), its current plan drawn as a tree with the estimated rows and those
+its last Spark run observed, that run per operator, and the history of its plan (old → new and
+the statistics that moved).
 
-Reads the ``queries``, ``query_status``, ``query_runs`` and ``plans`` tables (written by
-delta-rs) through ``lakeview`` at their latest versions, cached by version; a missing table or a
-query that was never planned or never ran gives a plain message, never a traceback.
+Reads the ``queries``, ``query_status``, ``query_batches``, ``query_runs`` and ``plans`` tables
+(written by delta-rs) through ``lakeview`` at their latest versions, cached by version; a
+missing table or a query that was never planned or never ran gives a plain message, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -16,13 +19,16 @@ import pandas as pd
 import streamlit as st
 from lakeview import AspenError, Settings, Snapshot, current_lake, read_latest, text, when_text
 from queryview import (
+    BATCHES_TABLE,
     OK,
     PLANS_TABLE,
     QUERIES_TABLE,
     RUNS_TABLE,
     STATUS_TABLE,
     RegisteredQuery,
+    batch_cost_rows,
     latest_run,
+    maintenance_path,
     outcome_text,
     plan_dot,
     plan_history_rows,
@@ -69,6 +75,37 @@ def outcome_section(entry: RegisteredQuery, statuses: pd.DataFrame | None) -> No
         st.caption(f"Last outcome ({when} UTC): {text(outcome_text(row))}.")
     else:
         st.error(f"Last outcome ({when} UTC): {text(outcome_text(row))}")
+
+
+def path_section(entry: RegisteredQuery) -> None:
+    """The path the query takes after a maintained batch: incremental, or recomputed and why."""
+    incremental, words = maintenance_path(entry.sql)
+    if incremental:
+        st.success(f"Path: {text(words)}.")
+    else:
+        st.warning(f"Path: {text(words)}.")
+
+
+def cost_section(entry: RegisteredQuery, batches: pd.DataFrame | None) -> None:
+    """The last batches' cost of the query: per round after a maintained batch its path, its
+    seconds and the result rows it changed (incremental) or wrote (recomputed)."""
+    st.subheader("Cost per batch")
+    rows = batch_cost_rows(batches, entry.name)
+    if rows.empty:
+        where = "" if batches is not None else " (there is no `query_batches` table yet)"
+        st.info(f"No batch cost recorded for {text(entry.name)}{where}: the query worker "
+                "records one row per query after every maintained batch.")
+        return
+    last = rows.iloc[-1]
+    a, b, c = st.columns(3)
+    a.metric("Last batch", f"{int(last['batch'])}" if pd.notna(last["batch"]) else "–")
+    b.metric("Its seconds", f"{float(last['seconds']):.3f} s")
+    changed = last["rows changed"]
+    c.metric("Result rows changed", "–" if pd.isna(changed) else f"{int(changed):,}")
+    st.caption(f"The last {len(rows)} round(s), oldest first: seconds are the query's wall "
+               "time in the round; a recomputed run rewrites its whole result (result rows).")
+    st.line_chart(rows.set_index("batch")[["seconds"]])
+    st.dataframe(rows, hide_index=True, width="stretch")
 
 
 def plan_section(entry: RegisteredQuery, run: pd.DataFrame) -> None:
@@ -136,13 +173,14 @@ def history_section(entry: RegisteredQuery, plans: pd.DataFrame | None) -> None:
         st.info(f"No plan change recorded for {text(entry.name)} (the `plans` table gets a "
                 "row each time a query's plan changes).")
         return
-    st.caption("Newest first; the old cost is the old plan's under the new statistics.")
+    st.caption("Newest first; a plan is its join order with each join's method; the old cost "
+               "is the old plan's under the new statistics.")
     st.dataframe(history, hide_index=True, width="stretch")
 
 
 def show_queries(settings: Settings) -> None:
-    """The list of registered queries, a selector, and the chosen query's plan, last run and
-    plan history."""
+    """The list of registered queries, a selector, and the chosen query's path, cost per
+    batch, plan, last run and plan history."""
     registry = read_latest(settings, QUERIES_TABLE)
     if registry is None:
         st.info("No continuous queries yet: there is no `queries` table. Register one with "
@@ -158,6 +196,7 @@ def show_queries(settings: Settings) -> None:
     runs = rows_or_warning(read_latest(settings, RUNS_TABLE))
     plans = rows_or_warning(read_latest(settings, PLANS_TABLE))
     statuses = rows_or_warning(read_latest(settings, STATUS_TABLE))
+    batches = rows_or_warning(read_latest(settings, BATCHES_TABLE))
 
     listed = query_list(queries, runs, statuses if statuses is not None else pd.DataFrame())
     st.dataframe(listed, hide_index=True, width="stretch")
@@ -167,6 +206,8 @@ def show_queries(settings: Settings) -> None:
     st.header(f"Query {text(entry.name)}")
     st.code(entry.sql, language="sql")
     outcome_section(entry, statuses)
+    path_section(entry)
+    cost_section(entry, batches)
     run = latest_run(runs, entry.name) if runs is not None else pd.DataFrame()
     plan_section(entry, run)
     run_section(entry, run, runs is not None)

@@ -1,9 +1,12 @@
-"""AppTest of the Queries page: the registered continuous queries, the current plan as a tree
-with estimated and observed rows, the last run per operator, and the plan history.
+"""AppTest of the Queries page: the registered continuous queries, the path each takes after a
+batch (incremental, or recomputed and why), the cost of its last batches, the current plan as
+a tree with estimated and observed rows, the last run per operator, and the plan history (old
+→ new plan, the statistics that moved).
 
 The lake is written with delta-rs only (no Spark): queries registered and planned by the
 optimizer from literal statistics, runs appended as ``query_runs`` rows built from the plan's
-nodes with observed rows chosen here, and ``plans`` rows of three plan changes.
+nodes with observed rows chosen here, ``query_batches`` rows as the query worker appends them,
+and ``plans`` rows of three plan changes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from test_dashboard_hostile_ids import BOLD, LINK, MATH, TAG, TICK, _in_code, _i
 
 from aspen.lake.deltars import read_table, write_table
 from aspen.optimizer.stats import Stats
+from aspen.queries.batch_costs import BatchCost, append_batch_costs
 from aspen.queries.planner import choose_plan, plan_nodes
 from aspen.queries.plans import PlanChange, append_change
 from aspen.queries.registry import get_query, register, store_plan
@@ -97,6 +101,13 @@ def queries_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"kind": "selectivity", "name": "b: cost > 1", "old": None, "new": 0.125}]))
     append_change(settings, change("hot", 90, "exhaustive", "planned", 7.0, 3.25, []))
     append_change(settings, change("replanned", 5, "declarative", "initial", None, 1.0, []))
+    append_batch_costs(settings, [
+        BatchCost("hot", 5, "incremental", "built", 0.25, 42, None, 300, START),
+        BatchCost("hot", 6, "incremental", "incremental", 0.04, 3, None, 301,
+                  START + timedelta(minutes=1)),
+        BatchCost("hot", 7, "incremental", "incremental", 0.05, 2, None, 302,
+                  START + timedelta(minutes=2)),
+        BatchCost("replanned", 8, "failed", None, 120.0, None, None, None, START)])
     record_statuses(settings, [
         QueryStatus("hot", "ok", None, 7, "latest", START, 3.5),
         QueryStatus("replanned", "timed out", "cancelled after 120 s (the time limit)", 8, None,
@@ -150,7 +161,17 @@ def test_the_page_lists_the_queries_and_draws_the_current_plan(queries_lake: Pat
     assert '"root" -> "root.R" [label="right (build)"];' in dot
 
     metrics = {m.label: m.value for m in app.metric}
-    assert metrics == {"Wall time": "3.50 s", "Result rows": "42", "Joins run as planned": "1 of 1"}
+    assert metrics == {"Wall time": "3.50 s", "Result rows": "42", "Joins run as planned": "1 of 1",
+                       "Last batch": "7", "Its seconds": "0.050 s", "Result rows changed": "2"}
+    assert [s.value for s in app.success] == [
+        "Path: `maintained incrementally after every batch (state + merge, in process)`."]
+    costs = _frame(app, "rows changed")
+    assert costs["batch"].tolist() == [5, 6, 7]
+    assert costs["step"].tolist() == ["built", "incremental", "incremental"]
+    assert costs["seconds"].tolist() == [0.25, 0.04, 0.05]
+    assert costs["rows changed"].tolist() == [42, 3, 2]
+    assert costs["state rows"].tolist() == [300, 301, 302]
+    assert costs["result rows"].isna().all()
     assert "Started 2026-03-01 13:00:00 UTC, after maintained batch 7." in [
         c.value for c in app.caption]
     per_operator = _frame(app, "observed / estimated").set_index("node")
@@ -164,11 +185,12 @@ def test_the_page_lists_the_queries_and_draws_the_current_plan(queries_lake: Pat
     assert per_operator.loc["root", "matches"]
 
     history = _frame(app, "reason")
+    moved = "(b sort_merge a) → a"
     assert history.values.tolist() == [
-        ["2026-03-01 13:30:00", "planned", "exhaustive", "7 → 3.25", ""],
-        ["2026-03-01 12:30:00", "statistics", "declarative", "40 → 12.5",
+        ["2026-03-01 13:30:00", "planned", "exhaustive", moved, "7 → 3.25", ""],
+        ["2026-03-01 12:30:00", "statistics", "declarative", moved, "40 → 12.5",
          "rows of link 240 → 4,800; selectivity of b: cost > 1 none → 0.125"],
-        ["2026-03-01 12:00:00", "initial", "exhaustive", "– → 2.5", ""],
+        ["2026-03-01 12:00:00", "initial", "exhaustive", "– → a", "– → 2.5", ""],
     ]
     assert not app.info and not app.warning
 
@@ -178,6 +200,8 @@ def test_a_query_never_planned_nor_run_says_so(queries_lake: Path) -> None:
     assert app.header[0].value == "Query `cold`"
     assert app.code[0].value == "SELECT COUNT(*) AS n FROM link"
     assert [i.value for i in app.info] == [
+        "No batch cost recorded for `cold`: the query worker records one row per query after "
+        "every maintained batch.",
         "`cold` has not been planned yet: `aspen query plan cold` plans it (a run plans it too).",
         "`cold` has never run: `aspen query run cold` runs it.",
         "No plan change recorded for `cold` (the `plans` table gets a row each time a "
@@ -254,3 +278,26 @@ def test_hostile_names_sql_and_statistics_are_shown_as_text(hostile_queries_lake
     assert moved == f"selectivity of b: src = '{TAG} {BOLD} {MATH}' 0.5 → 0.25"
     assert _frame(app, "optimizer")["name"].tolist() == [LINK]
     assert "observed 4,800 rows" in _dot(app)  # the run, found under the hostile name
+
+
+def test_a_recomputed_query_says_why_and_shows_what_its_batches_cost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings(lake=str(tmp_path / "lake"))
+    sql = "SELECT year(first_inserted_at) AS y, COUNT(*) AS n FROM link GROUP BY y"
+    register(settings, "dated", sql)
+    append_batch_costs(settings, [
+        BatchCost("dated", b, "recomputed", None, 20.0 + b, None, 10 * b, None,
+                  START + timedelta(minutes=b)) for b in (1, 2)])
+    monkeypatch.setenv("ASPEN_LAKE", str(settings.lake))
+    app = open_page(QUERIES)
+    assert not app.exception, app.exception
+    assert [w.value for w in app.warning] == [
+        "Path: `recomputed on Spark after every batch: Year is not maintained "
+        "incrementally`."]
+    costs = _frame(app, "rows changed")
+    assert costs["path"].tolist() == ["recomputed", "recomputed"]
+    assert costs["result rows"].tolist() == [10, 20]
+    assert costs["rows changed"].isna().all()
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Last batch"] == "2" and metrics["Result rows changed"] == "–"
+    assert app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")

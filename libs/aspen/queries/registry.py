@@ -167,7 +167,8 @@ def drop(settings: Settings, name: str) -> bool:
     """Unregister ``name``, forget its saved optimizer, and delete its result table ``q_<name>``
     and its incremental state ``qstate_<name>`` when the lake is local (elsewhere the tables
     stay: delete them with the store's tools); whether a result table was deleted. Its rows in
-    ``query_runs`` and ``plans`` stay, as history; its last status (``query_status``) goes."""
+    ``query_runs``, ``query_batches`` and ``plans`` stay, as history; its last status
+    (``query_status``) goes."""
     def remove(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
         if name not in rows:
             raise _unknown(name, rows)

@@ -10,8 +10,9 @@ and catching every error per query — after a maintained batch a query the incr
 accepts is brought to that batch in process by its state (:mod:`aspen.queries.incremental`,
 no Spark; a join in the order of its stored plan, and re-planned when its live statistics
 moved, :mod:`aspen.queries.follow`), the others are recomputed on Spark — then appends the
-round's ``query_runs`` rows in one commit and records each query's outcome in
-``query_status`` (:mod:`aspen.queries.status`) in another.
+round's ``query_runs`` rows in one commit, records each query's outcome in
+``query_status`` (:mod:`aspen.queries.status`) in another and, after a maintained batch, each
+query's path and cost in ``query_batches`` (:mod:`aspen.queries.batch_costs`) in a third.
 :func:`run_round` is that round as lines to print — what the query worker
 (:mod:`aspen.queries.worker`) runs after maintained batches, outside the maintainer's lease.
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from aspen.errors import LakeError
 from aspen.optimizer.stats import Stats
+from aspen.queries.batch_costs import BatchCost
 from aspen.queries.execute import RunReport, execute
 from aspen.queries.guard import run_limited, time_limit_from_env
 from aspen.queries.incremental.expr import NotIncrementalError
@@ -112,6 +114,26 @@ class QueryOutcome:
         planned = "" if self.report.matches else " (not every join ran as planned)"
         return (f"  query {self.name}: {self.report.result_rows} rows into "
                 f"{result_table(self.name)} in {self.report.seconds:.2f} s{planned}")
+
+    def to_cost(self, batch_id: int | None) -> BatchCost:
+        """The row of ``query_batches`` this outcome records (its path and cost).
+
+        >>> report = IncrementalReport("hot", 7, "incremental", 2, 1203, 0.041)
+        >>> cost = QueryOutcome("hot", report, seconds=0.05).to_cost(7)
+        >>> cost.path, cost.mode, cost.rows_changed, cost.result_rows
+        ('incremental', 'incremental', 2, None)
+        """
+        from aspen.queries.batch_costs import FAILED_PATH, INCREMENTAL, RECOMPUTED
+
+        report, now = self.report, datetime.now(UTC)
+        if isinstance(report, IncrementalReport):
+            return BatchCost(self.name, batch_id, INCREMENTAL, report.mode, float(self.seconds),
+                             report.rows_changed, None, report.state_rows, now)
+        if isinstance(report, RunReport):
+            return BatchCost(self.name, batch_id, RECOMPUTED, None, float(self.seconds), None,
+                             report.result_rows, None, now)
+        return BatchCost(self.name, batch_id, FAILED_PATH, None, float(self.seconds), None,
+                         None, None, now)
 
     def to_status(self, batch_id: int | None) -> QueryStatus:
         """The row of ``query_status`` this outcome records."""
@@ -213,11 +235,14 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     limit); a query that fails — its SQL is refused, a table it reads is missing, Spark fails,
     the limit cancels it — is reported and recorded, and the others still run. The round's
     ``query_runs`` rows are appended in one commit, every query's outcome is recorded in
-    ``query_status`` in one more. ``run_one``/``cancel`` replace the Spark runner (tests);
+    ``query_status`` in one more and, after a maintained batch, its path and cost in
+    ``query_batches`` (:mod:`aspen.queries.batch_costs`) in a third. ``run_one``/``cancel``
+    replace the Spark runner (tests);
     once ``should_stop()`` says so, the queries not yet started are left out (not recorded).
     After a maintained batch (``batch_id``, not ``replan``, ``incremental``) each query is
     first tried incrementally in process; ``spark`` may be a function giving the session,
     called only when a query must be recomputed."""
+    from aspen.queries.batch_costs import append_batch_costs
     from aspen.queries.runs import append_runs
     from aspen.queries.status import record_statuses
 
@@ -252,6 +277,8 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     if rows:
         append_runs(settings, rows)
     record_statuses(settings, [o.to_status(batch_id) for o in out])
+    if batch_id is not None:  # a round after a maintained batch: its cost per query
+        append_batch_costs(settings, [o.to_cost(batch_id) for o in out])
     return out
 
 

@@ -195,7 +195,9 @@ class _Parser:
         for node in self.select.walk():
             if node is not self.select and isinstance(
                     node, exp.Select | exp.Subquery | exp.Exists | exp.SetOperation):
-                raise _Refused("subqueries are not supported")
+                raise _Refused("subqueries are not supported in a registered query (nested "
+                              "queries compile into incremental stages in process only; "
+                              "docs/queries.md, Nested queries)")
             if isinstance(node, exp.Window):
                 raise _Refused(f"window functions are not supported ({_text(node, 60)!r})")
         if self.select.args.get("from_") is None:

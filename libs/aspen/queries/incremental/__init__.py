@@ -10,8 +10,9 @@ join, each input's rows keyed by its join columns; a batch's signed input change
 (:mod:`.answer`) turns the changed keys into changed result rows; :mod:`.apply` runs the
 steps. A join's changes are joined in the order of the optimizer's plan (:mod:`.order`), and
 the statistics that plan is chosen under are kept exact from the rows each batch applies
-(:mod:`.livestats`; re-planning: :mod:`aspen.queries.follow`). The state and the result live
-in Delta tables (:mod:`.store`, values as :mod:`.codec` text);
+(:mod:`.livestats`; re-planning: :mod:`aspen.queries.follow`). A nested query compiles into
+stages of such plans, each stage's result changes the next one's input (:mod:`.nested`).
+The state and the result live in Delta tables (:mod:`.store`, values as :mod:`.codec` text);
 :func:`.maintain.maintain_incremental` runs one maintained batch exactly once;
 :func:`.scratch.scratch_answer` is the from-scratch oracle (DuckDB). Docs: docs/queries.md,
 "Incremental maintenance"; decision 0051.
