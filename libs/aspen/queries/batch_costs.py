@@ -2,7 +2,8 @@
 
 One row per query per round of the query worker (after a maintained batch): ``query``,
 ``batch_id``, ``path`` (``incremental`` — brought to the batch by its state, in process —
-or ``recomputed`` on Spark, or ``failed``: failed or timed out), ``mode`` (the incremental step's: ``incremental``,
+or ``recomputed`` on Spark, or ``failed``: failed or timed out), ``mode`` (the incremental
+step's: ``incremental``,
 ``built``, ``already applied``, ``result rewritten``; null when recomputed), ``seconds`` (the
 query's wall time in the round), ``rows_changed`` (result rows added plus removed; null when
 recomputed: a run rewrites the whole result), ``result_rows`` (a recomputed run's rows; null
