@@ -4,8 +4,9 @@ The in-process runtime runs a view either through the reference operators of
 :mod:`aspen.engine.operators` (Python; what the Spark query nodes run) or, for the views the
 compiled core implements, through one native kernel per view
 (:class:`~aspen.engine.native.NativeClosure` for ``reachable``; decision 0053). The two agree
-exactly: same tuples, same BDD per tuple after every batch (the kernel's formulas are always
-complete, as the reference's are after a flush).
+exactly: same tuples after every batch, and the same BDD per tuple after a flush (in lazy
+mode the kernel, like the reference's lazy MinShips, buffers alternatives until a deletion
+needs them or a flush; in eager mode its formulas are always complete).
 
 ``core`` is ``"native"`` (the compiled core where it implements a view; an error when it is not
 built), ``"reference"`` (the Python operators only) or ``"auto"`` (native when the library is
@@ -63,9 +64,9 @@ class NativeReachable:
     view = "reachable"
     relation = "link"
 
-    def __init__(self, manager: ProvenanceManager) -> None:
+    def __init__(self, manager: ProvenanceManager, lazy: bool = False) -> None:
         self.manager = manager
-        self.closure = NativeClosure(manager)
+        self.closure = NativeClosure(manager, lazy=lazy)
         self._owners: dict[Any, int] = {}
 
     # -- a batch ---------------------------------------------------------------------------
@@ -80,6 +81,14 @@ class NativeReachable:
 
     def run(self) -> int:
         return self.closure.run()
+
+    def flush(self) -> int:
+        """Ship every buffered alternative and run eagerly (the full provenance)."""
+        return self.closure.flush()
+
+    def pending(self) -> int:
+        """Entries holding a buffered alternative (lazy mode)."""
+        return self.closure.pending_alternatives()
 
     def track_membership(self) -> None:
         self.closure.track_membership()
@@ -122,7 +131,12 @@ class NativeReachable:
 
     # -- state -----------------------------------------------------------------------------
     def dump(self, codec: FormulaCodec) -> Any:
-        return codec.dump_map(self.closure.items())
+        """The rows with F ∨ B each: a restored kernel may hold more complete formulas than
+        this one (buffers become propagated formulas), membership is the same."""
+        rows = dict(self.closure.items())
+        for key, buffered in self.closure.buffered_items():
+            rows[key] = rows[key] | buffered
+        return codec.dump_map(rows.items())
 
     def load(self, state: Any, codec: FormulaCodec, facts: Iterable[BaseFact]) -> None:
         """Restore the closure from :meth:`dump` output; the links come from the live facts."""

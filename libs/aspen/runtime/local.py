@@ -159,7 +159,8 @@ class LocalRuntime:
         self.core = resolve_core(core, self.manager)
         #: the views the compiled core maintains (their reference operators are not built)
         self.native: dict[str, NativeReachable] = {
-            v: NativeReachable(self.manager) for v in native_views(self.views, self.core)}
+            v: NativeReachable(self.manager, lazy=self.choices.mode == "lazy")
+            for v in native_views(self.views, self.core)}
         reference = [v for v in self.views if v not in self.native]
         self.dataflow: Dataflow = build_dataflow(reference, self.choices) if reference else \
             Dataflow(ops=(), sources=(), outputs=(), choices=self.choices)
@@ -285,6 +286,8 @@ class LocalRuntime:
         self._drain()
         while self._fire_timer():
             self._drain()
+        for native in self.native.values():  # lazy kernels buffer alternatives too
+            native.flush()
         self.metrics.wall_s += time.perf_counter() - start
 
     def index_provenance(self, incremental: bool = False) -> int:

@@ -20,6 +20,13 @@
 //!
 //! Deletion restricts every formula that may mention a dead variable (decision 1):
 //! restriction of the full provenance is exact, nothing is re-derived.
+//!
+//! Lazy mode is the analogue of a lazy MinShip in front of each entry (decision 5): a
+//! derivation that is not absorbed by an entry that is neither new nor waiting is OR-ed into
+//! the entry's buffer and not propagated. A deletion that changes an entry's formula ships its
+//! (restricted) buffer: OR-ed into the formula and waiting, so the next run propagates it; an
+//! entry leaves only when both are false. `flush` ships every buffer and runs eagerly to
+//! quiescence: the formulas are then the full provenance, as in eager mode.
 
 use crate::cudd::{Cudd, Node, Oom};
 use crate::table::{dst_of, pair, src_of, FastMap, Table};
@@ -33,6 +40,10 @@ pub struct Stats {
     pub restricted: i64,
     pub links_restricted: i64,
     pub indexed: i64,
+    /// Lazy mode: derivations OR-ed into a buffer instead of propagated.
+    pub buffered: i64,
+    /// Buffers moved into their formula and propagated (by a deletion or a flush).
+    pub shipped: i64,
 }
 
 /// The closure entries waiting, one stack per destination column, and the columns that have
@@ -98,6 +109,10 @@ pub struct State {
     pub columns: Columns,
     pub journal: Option<FastMap<u64, bool>>,
     pub stats: Stats,
+    /// Buffer alternatives rather than propagate them (lazy mode; off during a flush).
+    pub lazy: bool,
+    /// Closure entries with a buffer.
+    pub alternatives: usize,
 }
 
 impl State {
@@ -107,12 +122,18 @@ impl State {
         self.stats.derivations += 1;
         match self.closure.find(key) {
             Some(slot) => {
-                let old = self.closure.slots[slot as usize].node;
-                if c.and_leq(a, b, old) {
+                let e = &self.closure.slots[slot as usize];
+                let (old, waiting, buffer) = (e.node, !e.pending.is_null(), e.buffer);
+                if c.and_leq(a, b, old)
+                    || (self.lazy && !waiting && !buffer.is_null() && c.and_leq(a, b, buffer))
+                {
                     self.stats.absorbed += 1;
                     return Ok(());
                 }
                 let d = c.and(a, b)?;
+                if self.lazy && !waiting {
+                    return self.buffer(c, slot, d);
+                }
                 self.grow(c, slot, old, d)
             }
             None => {
@@ -128,12 +149,17 @@ impl State {
         self.stats.derivations += 1;
         match self.closure.find(key) {
             Some(slot) => {
-                let old = self.closure.slots[slot as usize].node;
-                if c.leq(d, old) {
+                let e = &self.closure.slots[slot as usize];
+                let (old, waiting, buffer) = (e.node, !e.pending.is_null(), e.buffer);
+                if c.leq(d, old) || (self.lazy && !waiting && !buffer.is_null() && c.leq(d, buffer))
+                {
                     self.stats.absorbed += 1;
                     return Ok(());
                 }
                 c.reference(d);
+                if self.lazy && !waiting {
+                    return self.buffer(c, slot, d);
+                }
                 self.grow(c, slot, old, d)
             }
             None => {
@@ -157,6 +183,56 @@ impl State {
         if let Some(journal) = &mut self.journal {
             journal.entry(key).or_insert(false);
         }
+    }
+
+    /// Lazy mode: OR derivation `d` (owned, not implied by the entry) into the buffer of
+    /// `slot`, an entry that is not waiting; nothing is propagated.
+    fn buffer(&mut self, c: &Cudd, slot: u32, d: Node) -> Result<(), Oom> {
+        self.stats.buffered += 1;
+        let old = self.closure.slots[slot as usize].buffer;
+        if old.is_null() {
+            self.closure.slots[slot as usize].buffer = d;
+            self.alternatives += 1;
+        } else {
+            let merged = c.or(old, d);
+            c.release(d);
+            let merged = merged?;
+            c.release(old);
+            self.closure.slots[slot as usize].buffer = merged;
+        }
+        self.closure.mark(slot); // the buffer's support goes into the deletion index too
+        Ok(())
+    }
+
+    /// Ship the buffer of `slot` (not NULL): OR it into the formula and the pending
+    /// derivation, and queue the entry. The support of F ∨ B is already indexed.
+    fn ship(&mut self, c: &Cudd, slot: u32) -> Result<(), Oom> {
+        let e = &self.closure.slots[slot as usize];
+        let (old, b, pending, key) = (e.node, e.buffer, e.pending, e.key);
+        let new = c.or(old, b)?;
+        let merged = if pending.is_null() {
+            c.reference(b);
+            b
+        } else {
+            match c.or(pending, b) {
+                Ok(merged) => merged,
+                Err(e) => {
+                    c.release(new);
+                    return Err(e);
+                }
+            }
+        };
+        c.release(old);
+        c.release(pending);
+        c.release(b);
+        let e = &mut self.closure.slots[slot as usize];
+        e.node = new;
+        e.pending = merged;
+        e.buffer = ptr::null_mut();
+        self.alternatives -= 1;
+        self.stats.shipped += 1;
+        self.columns.push(dst_of(key), slot);
+        Ok(())
     }
 
     /// OR derivation `d` (owned, not implied by `old`) into entry `slot` and its pending one.
@@ -213,6 +289,8 @@ impl Core {
                 columns: Columns::default(),
                 journal: None,
                 stats: Stats::default(),
+                lazy: false,
+                alternatives: 0,
             },
             poisoned: false,
             scratch: Vec::new(),
@@ -277,9 +355,16 @@ impl Core {
         match table.find(key) {
             Some(slot) => {
                 let old = table.slots[slot as usize].node;
+                let buffer = table.slots[slot as usize].buffer;
                 table.slots[slot as usize].node = f;
                 table.mark(slot);
                 c.release(old);
+                if !buffer.is_null() {
+                    // a restored formula replaces the entry's alternatives too
+                    table.slots[slot as usize].buffer = ptr::null_mut();
+                    c.release(buffer);
+                    self.state.alternatives -= 1;
+                }
             }
             None => {
                 table.insert(key, f);
@@ -350,6 +435,23 @@ impl Core {
         result
     }
 
+    /// Ship every buffer and run eagerly to quiescence (nothing is buffered meanwhile): the
+    /// formulas are then the full provenance. Returns the derivations processed.
+    pub fn flush(&mut self) -> Result<i64, Oom> {
+        let c = self.cudd;
+        for slot in 0..self.state.closure.slots.len() {
+            let e = &self.state.closure.slots[slot];
+            if !e.node.is_null() && !e.buffer.is_null() {
+                self.state.ship(&c, slot as u32)?;
+            }
+        }
+        let lazy = self.state.lazy;
+        self.state.lazy = false;
+        let result = self.run();
+        self.state.lazy = lazy;
+        result
+    }
+
     /// Run to quiescence, then index the entries changed; returns derivations processed.
     pub fn run(&mut self) -> Result<i64, Oom> {
         let before = self.state.stats.derivations;
@@ -366,13 +468,18 @@ impl Core {
     fn index_table(c: &Cudd, table: &mut Table, support: &mut Vec<u32>) -> Result<i64, Oom> {
         let dirty = table.take_dirty();
         for (i, &slot) in dirty.iter().enumerate() {
-            let node = table.slots[slot as usize].node;
-            if let Err(e) = c.support(node, support) {
-                table.restore_dirty(&dirty[i..]);
-                return Err(e);
-            }
-            for &var in support.iter() {
-                table.index_add(var, slot);
+            let e = &table.slots[slot as usize];
+            for node in [e.node, e.buffer] {
+                if node.is_null() {
+                    continue;
+                }
+                if let Err(e) = c.support(node, support) {
+                    table.restore_dirty(&dirty[i..]);
+                    return Err(e);
+                }
+                for &var in support.iter() {
+                    table.index_add(var, slot);
+                }
             }
         }
         Ok(dirty.len() as i64)
@@ -387,14 +494,17 @@ impl Core {
         Ok(n)
     }
 
-    /// Restrict the candidate slots of `table` by `cube`; removes entries that become false.
-    /// Returns how many changed.
+    /// Restrict the candidate slots of `table` by `cube`, formulas and buffers; removes the
+    /// entries whose formula and buffer become false. Returns how many formulas changed; the
+    /// slots whose formula changed while a buffer remains go into `ships`.
     fn restrict_table(
         c: &Cudd,
         table: &mut Table,
         dead: &[u32],
         cube: Node,
         mut journal: Option<&mut FastMap<u64, bool>>,
+        alternatives: &mut usize,
+        ships: &mut Vec<u32>,
     ) -> Result<i64, Oom> {
         let mut candidates: Vec<u32> = Vec::new();
         for &var in dead {
@@ -404,12 +514,27 @@ impl Core {
         candidates.dedup();
         let mut changed = 0;
         for (i, &slot) in candidates.iter().enumerate() {
-            let old = table.slots[slot as usize].node;
+            let (old, old_buffer) = {
+                let e = &table.slots[slot as usize];
+                (e.node, e.buffer)
+            };
             if old.is_null() {
                 continue;
             }
-            let new = match c.cofactor(old, cube) {
-                Ok(new) => new,
+            let restricted = c.cofactor(old, cube).and_then(|new| {
+                if old_buffer.is_null() {
+                    return Ok((new, ptr::null_mut()));
+                }
+                match c.cofactor(old_buffer, cube) {
+                    Ok(buffer) => Ok((new, buffer)),
+                    Err(e) => {
+                        c.release(new);
+                        Err(e)
+                    }
+                }
+            });
+            let (new, buffer) = match restricted {
+                Ok(pair) => pair,
                 Err(e) => {
                     // not yet restricted: back into the buckets they came from
                     for &rest in &candidates[i..] {
@@ -420,17 +545,35 @@ impl Core {
                     return Err(e);
                 }
             };
+            let mut buffer_left = !old_buffer.is_null();
+            if !old_buffer.is_null() {
+                c.release(old_buffer);
+                if buffer == c.zero {
+                    c.release(buffer);
+                    table.slots[slot as usize].buffer = ptr::null_mut();
+                    *alternatives -= 1;
+                    buffer_left = false;
+                } else {
+                    table.slots[slot as usize].buffer = buffer;
+                }
+            }
             if new == old {
                 c.release(new);
                 continue;
             }
             changed += 1;
-            if new == c.zero {
+            if buffer_left {
+                // the alternative ships: `ships` ORs it into the formula (false or not)
+                table.slots[slot as usize].node = new;
+                c.release(old);
+                ships.push(slot);
+            } else if new == c.zero {
                 c.release(new);
                 let key = table.slots[slot as usize].key;
-                let (node, pending) = table.remove(slot);
+                let (node, pending, buffer) = table.remove(slot);
                 c.release(node);
                 c.release(pending);
+                c.release(buffer);
                 if let Some(journal) = journal.as_deref_mut() {
                     journal.entry(key).or_insert(true);
                 }
@@ -462,7 +605,8 @@ impl Core {
     }
 
     /// Set the dead variables (CUDD indices `dead`; `cube` the conjunction of their negations)
-    /// to false in every link, closure entry and pending derivation. Returns the closure
+    /// to false in every link, closure entry, buffer and pending derivation; a closure entry
+    /// whose formula changed ships its buffer. Returns the closure
     /// entries changed.
     pub fn delete(&mut self, dead: &[u32], cube: Node) -> Result<i64, Oom> {
         let c = self.cudd;
@@ -474,7 +618,17 @@ impl Core {
         for slot in waiting {
             Self::restrict_pending(&c, &mut self.state.closure, slot, cube)?;
         }
-        let links = Self::restrict_table(&c, &mut self.links, dead, cube, None)?;
+        let mut ships = Vec::new();
+        let mut no_buffers = 0;
+        let links = Self::restrict_table(
+            &c,
+            &mut self.links,
+            dead,
+            cube,
+            None,
+            &mut no_buffers,
+            &mut ships,
+        )?;
         self.state.stats.links_restricted += links;
         let closure = Self::restrict_table(
             &c,
@@ -482,8 +636,14 @@ impl Core {
             dead,
             cube,
             self.state.journal.as_mut(),
+            &mut self.state.alternatives,
+            &mut ships,
         )?;
         self.state.stats.restricted += closure;
+        // alternatives before deletions: every restricted formula whose buffer remains ships
+        for slot in ships {
+            self.state.ship(&c, slot)?;
+        }
         Ok(closure)
     }
 
@@ -494,14 +654,17 @@ impl Core {
             for e in table.slots.iter_mut() {
                 c.release(e.node);
                 c.release(e.pending);
+                c.release(e.buffer);
                 e.node = ptr::null_mut();
                 e.pending = ptr::null_mut();
+                e.buffer = ptr::null_mut();
             }
         }
         self.links = Table::new(false);
         self.state.closure = Table::new(true);
         self.link_queue.clear();
         self.state.columns.clear();
+        self.state.alternatives = 0;
     }
 }
 

@@ -187,6 +187,58 @@ pub unsafe extern "C" fn aspen_core_run(handle: *mut Core) -> i64 {
     with_core(handle, true, |core| core.run().map_err(|_| ERR_MEMORY))
 }
 
+/// Lazy (`on` ≠ 0) or eager mode for the derivations to come: lazy buffers the alternatives
+/// of an entry that is neither new nor waiting (a lazy MinShip in front of each entry);
+/// switching to eager leaves the buffers held until `aspen_core_flush`. Returns 0.
+#[no_mangle]
+pub unsafe extern "C" fn aspen_core_set_lazy(handle: *mut Core, on: c_int) -> i64 {
+    with_core(handle, true, |core| {
+        core.state.lazy = on != 0;
+        Ok(0)
+    })
+}
+
+/// Ship every buffered alternative and run eagerly to quiescence (the formulas are then the
+/// full provenance); returns the derivations processed.
+#[no_mangle]
+pub unsafe extern "C" fn aspen_core_flush(handle: *mut Core) -> i64 {
+    with_core(handle, true, |core| core.flush().map_err(|_| ERR_MEMORY))
+}
+
+/// The number of closure entries holding a buffered alternative.
+#[no_mangle]
+pub unsafe extern "C" fn aspen_core_alternatives(handle: *mut Core) -> i64 {
+    with_core(handle, false, |core| Ok(core.state.alternatives as i64))
+}
+
+/// Write up to `cap` closure entries holding a buffer: their keys and (when `nodes` is not
+/// NULL) their buffers, not referenced. Returns how many were written.
+#[no_mangle]
+pub unsafe extern "C" fn aspen_core_buffered(
+    handle: *mut Core,
+    keys: *mut u64,
+    nodes: *mut Node,
+    cap: i64,
+) -> i64 {
+    with_core(handle, false, |core| {
+        if cap < 0 || (cap > 0 && keys.is_null()) {
+            return Err(ERR_ARGUMENT);
+        }
+        let mut written = 0usize;
+        let held = core.state.closure.live().filter(|e| !e.buffer.is_null());
+        for e in held.take(cap as usize) {
+            unsafe {
+                *keys.add(written) = e.key;
+                if !nodes.is_null() {
+                    *nodes.add(written) = e.buffer;
+                }
+            }
+            written += 1;
+        }
+        Ok(written as i64)
+    })
+}
+
 /// Bring the deletion index up to date; returns the entries indexed.
 #[no_mangle]
 pub unsafe extern "C" fn aspen_core_index(handle: *mut Core) -> i64 {
@@ -329,7 +381,8 @@ pub unsafe extern "C" fn aspen_core_take_journal(
 }
 
 /// Counters into `out[0..n]`: derivations, absorbed, restricted, entries, links,
-/// links_restricted, indexed, pending, poisoned. Returns how many were written.
+/// links_restricted, indexed, pending, poisoned, buffered, shipped, alternatives. Returns how
+/// many were written.
 #[no_mangle]
 pub unsafe extern "C" fn aspen_core_stats(handle: *mut Core, out: *mut i64, n: i64) -> i64 {
     with_core(handle, false, |core| {
@@ -347,6 +400,9 @@ pub unsafe extern "C" fn aspen_core_stats(handle: *mut Core, out: *mut i64, n: i
             s.indexed,
             core.waiting() as i64,
             core.poisoned as i64,
+            s.buffered,
+            s.shipped,
+            core.state.alternatives as i64,
         ];
         let count = values.len().min(n as usize);
         for (i, v) in values.iter().take(count).enumerate() {

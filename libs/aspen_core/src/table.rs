@@ -59,6 +59,9 @@ pub struct Entry {
     pub node: Node,
     /// The derivation waiting in the worklist (one reference), NULL when none.
     pub pending: Node,
+    /// Lazy mode: the alternatives received but not propagated (one reference), NULL when
+    /// none (always NULL for links and in eager mode).
+    pub buffer: Node,
     /// Position in the group's list.
     pub pos: u32,
     /// Changed since the deletion index was last brought up to date.
@@ -130,6 +133,7 @@ impl Table {
             key,
             node,
             pending: ptr::null_mut(),
+            buffer: ptr::null_mut(),
             pos,
             dirty: true,
         };
@@ -149,8 +153,8 @@ impl Table {
         slot
     }
 
-    /// Free a live slot; returns its (node, pending) for the caller to release.
-    pub fn remove(&mut self, slot: u32) -> (Node, Node) {
+    /// Free a live slot; returns its (node, pending, buffer) for the caller to release.
+    pub fn remove(&mut self, slot: u32) -> (Node, Node, Node) {
         let (key, pos) = {
             let e = &self.slots[slot as usize];
             (e.key, e.pos as usize)
@@ -164,16 +168,17 @@ impl Table {
         }
         self.map.remove(&key);
         let e = &mut self.slots[slot as usize];
-        let out = (e.node, e.pending);
+        let out = (e.node, e.pending, e.buffer);
         e.node = ptr::null_mut();
         e.pending = ptr::null_mut();
+        e.buffer = ptr::null_mut();
         e.dirty = false;
         self.free.push(slot);
         out
     }
 
-    /// Note that the formula of `slot` grew: its support goes into the index at the next
-    /// `take_dirty`.
+    /// Note that the formula (or buffer) of `slot` grew: its support goes into the index at
+    /// the next `take_dirty`.
     #[inline]
     pub fn mark(&mut self, slot: u32) {
         let e = &mut self.slots[slot as usize];

@@ -9,6 +9,14 @@ semi-naively to quiescence, an implied derivation is absorbed, and a deletion re
 dead variables to false (decision 1) — exact, so nothing is re-derived. The formulas are the
 same CUDD nodes the reference runtime builds in the same manager.
 
+**Lazy mode** (``lazy=True``) is the kernel's analogue of a lazy MinShip in front of each entry
+(:mod:`aspen.engine.operators.minship`, decision 5): an entry's first derivation is propagated,
+a later one that its formula does not imply is buffered, unless the entry still waits in the
+worklist (it is then OR-ed into the waiting derivation, as in eager mode). A deletion that
+changes an entry's formula ships the entry's buffer (the next :meth:`NativeClosure.run`
+propagates it), so membership stays exact; :meth:`NativeClosure.flush` ships every buffer and
+runs eagerly to quiescence, after which the formulas are the eager kernel's.
+
 Node ids are interned here (str → u32); a pair is ``(src << 32) | dst``. Formulas cross the
 boundary as CUDD node pointers (``int(f) - 2``) and come back wrapped by ``BDD._add_int``,
 which references them. Like the compiled forest codec, the calls release the GIL: the manager
@@ -25,6 +33,19 @@ True
 >>> closure.delete_vars(["v2"]), sorted(closure)
 (2, [('a', 'b')])
 >>> closure.close()
+
+A diamond, lazily: the second path into (a, d) is buffered, and ships when the first one dies.
+
+>>> lazy = NativeClosure(m, lazy=True)
+>>> lazy.add_links([("a", "b", m.var("p")), ("b", "d", m.var("r")),
+...                 ("a", "c", m.var("q")), ("c", "d", m.var("s"))])
+>>> _ = lazy.run()
+>>> lazy.pending_alternatives(), lazy.get(("a", "d")) == m.var("q") & m.var("s")
+(1, True)
+>>> _ = lazy.delete_vars(["s"]); _ = lazy.run()
+>>> lazy.get(("a", "d")) == m.var("p") & m.var("r"), lazy.pending_alternatives()
+(True, 0)
+>>> lazy.close()
 """
 
 from __future__ import annotations
@@ -45,7 +66,7 @@ __all__ = ["STATS", "NativeClosure"]
 
 #: The counters :meth:`NativeClosure.stats` reports, in the core's order.
 STATS = ("derivations", "absorbed", "restricted", "entries", "links", "links_restricted",
-         "indexed", "pending", "failed")
+         "indexed", "pending", "failed", "buffered", "shipped", "alternatives")
 
 _CLOSURE, _LINKS = 0, 1
 _LOW = 0xFFFFFFFF
@@ -68,9 +89,10 @@ def _no_gc() -> Iterator[None]:
 
 class NativeClosure:
     """reachable over links with absorption provenance, in the compiled core (one per
-    runtime, one manager: formulas in and out belong to ``manager``)."""
+    runtime, one manager: formulas in and out belong to ``manager``). ``lazy`` buffers the
+    alternatives of each entry until a deletion needs them or :meth:`flush`."""
 
-    def __init__(self, manager: ProvenanceManager) -> None:
+    def __init__(self, manager: ProvenanceManager, lazy: bool = False) -> None:
         binding = bind_core(manager)
         if binding is None:
             raise EngineError(
@@ -89,6 +111,9 @@ class NativeClosure:
             raise EngineError("the compiled core could not be started (a CUDD function is "
                               "missing from the loaded dd.cudd)")
         self._handle = handle
+        self.lazy = lazy
+        if lazy:
+            self._check(self._lib.aspen_core_set_lazy(handle, 1))
 
     # -- ids ---------------------------------------------------------------------------------
     def _id(self, name: str) -> int:
@@ -160,6 +185,33 @@ class NativeClosure:
     def run(self) -> int:
         """Derive to quiescence and index the entries changed; returns derivations processed."""
         return self._check(self._lib.aspen_core_run(self._live()))
+
+    def flush(self) -> int:
+        """Ship every buffered alternative and derive eagerly to quiescence (nothing is
+        buffered meanwhile): every formula is then the full provenance, the eager kernel's.
+        Returns the derivations processed (a no-op in eager mode: nothing is buffered)."""
+        return self._check(self._lib.aspen_core_flush(self._live()))
+
+    def pending_alternatives(self) -> int:
+        """How many entries hold a buffered alternative (lazy mode; 0 after :meth:`flush`)."""
+        return self._check(self._lib.aspen_core_alternatives(self._live()))
+
+    def buffered_items(self) -> Iterator[tuple[Key, Formula]]:
+        """Every (key, buffered alternative) of the closure (lazy mode), for state dumps: the
+        entry's formula OR its buffer is what it has received."""
+        handle = self._live()
+        count = self.pending_alternatives()
+        if not count:
+            return iter(())
+        with _no_gc():
+            key_array = (ctypes.c_uint64 * count)()
+            node_array = (ctypes.c_uint64 * count)()
+            written = self._check(self._lib.aspen_core_buffered(handle, key_array, node_array,
+                                                                count))
+            keys = self._pairs(np.frombuffer(key_array, dtype=np.uint64, count=written))
+            # wrapped before any other CUDD call: the core's references keep them alive
+            pointers = (np.frombuffer(node_array, dtype=np.uint64, count=written) + 2).tolist()
+            return iter(list(zip(keys, map(self._wrap, pointers), strict=True)))
 
     def set(self, key: Key, formula: Formula) -> None:
         """Restore the closure entry ``key`` (a state load; nothing is derived)."""
@@ -294,7 +346,9 @@ class NativeClosure:
     # -- counters and lifetime ---------------------------------------------------------------
     def stats(self) -> dict[str, int]:
         """The core's counters: derivations, absorbed, restricted (closure entries changed by
-        deletions), entries, links, links_restricted, indexed, pending, failed."""
+        deletions), entries, links, links_restricted, indexed, pending, failed, buffered
+        (derivations buffered in lazy mode), shipped (buffers propagated by a deletion or a
+        flush), alternatives (entries holding a buffer now)."""
         out = (ctypes.c_int64 * len(STATS))()
         written = self._check(self._lib.aspen_core_stats(self._live(), out, len(STATS)))
         return dict(zip(STATS[:written], out[:written], strict=True))

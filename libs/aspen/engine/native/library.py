@@ -56,6 +56,10 @@ _SIGNATURES: dict[str, tuple[tuple[Any, ...], Any]] = {
     "aspen_core_journal_len": ((_PTR,), _I64),
     "aspen_core_take_journal": ((_PTR, _PTR, _PTR, _I64), _I64),
     "aspen_core_stats": ((_PTR, _PTR, _I64), _I64),
+    "aspen_core_set_lazy": ((_PTR, _INT), _I64),
+    "aspen_core_flush": ((_PTR,), _I64),
+    "aspen_core_alternatives": ((_PTR,), _I64),
+    "aspen_core_buffered": ((_PTR, _PTR, _PTR, _I64), _I64),
 }
 
 _loaded: list[ctypes.CDLL | None] = []
