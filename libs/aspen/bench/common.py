@@ -116,6 +116,9 @@ def make_scheme(name: str, partitions: int, views: tuple[str, ...] = ("reachable
     """A runtime for scheme ``name``: ``absorption-lazy``, ``absorption-eager`` (Aspen's
     :class:`LocalRuntime`), ``dred`` or ``relative`` (the baselines)."""
     if name.startswith("absorption-"):
+        # the paper's measures are messages between query nodes, which only the reference
+        # operators send: the compiled core only when asked (``core="native"``)
+        kwargs.setdefault("core", "reference")
         return LocalRuntime(views, partitions=partitions, mode=name.split("-", 1)[1],
                             measure_bytes=False, **kwargs)
     if name == "dred":
