@@ -2,7 +2,8 @@
 row's formula over base tuples (docs/sql-provenance.md).
 
 ``--format json`` prints one JSON array of ``{"values": {...}, "provenance": F}``; ``--why N``
-prints row N's minimal witness sets and critical tuples; ``--explain`` prints the plain and the
+prints row N's minimal witness sets and critical tuples; ``--explain`` prints the rewrites
+applied, the instrumentation choices with each plan's estimated cost, the plain and the
 instrumented SQL without running them. The query runs on Spark unless ``--engine duckdb`` (in
 process: delta-rs, then DuckDB).
 """
@@ -32,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=20,
                    help="--why: at most this many witness sets (default 20)")
     p.add_argument("--explain", action="store_true",
-                   help="print the plain and the instrumented SQL; run nothing")
+                   help="print the rewrites, the instrumentation choices with their estimated "
+                   "costs, the plain and the instrumented SQL; run nothing")
     p.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
                    help="where the query runs (default spark; duckdb: in process)")
     p.set_defaults(func=run)
@@ -42,18 +44,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.cli._output import print_rows, printable
     from aspen.errors import ConfigError
     from aspen.sqlprov.render import to_text
-    from aspen.sqlprov.run import prepare, run_sql
+    from aspen.sqlprov.run import explain_sql, run_sql
 
     if args.limit < 0:
         raise ConfigError(f"--limit must not be negative, got {args.limit}")
     if args.why is not None and args.why < 0:
         raise ConfigError(f"--why must be a row number from 0, got {args.why}")
-    if args.explain:
-        _, inst = prepare(args.statement)
-        print(f"-- plain ({args.engine})")
-        print(inst.plain_sql(args.engine))
-        print(f"-- instrumented ({args.engine})")
-        print(inst.instrumented_sql(args.engine))
+    if args.explain:  # the rules, the choices with their estimated costs, both statements
+        print(explain_sql(settings, args.statement, args.engine))
         return 0
     provenance = args.provenance or args.why is not None
     answer = run_sql(settings, args.statement, provenance=provenance, engine=args.engine)

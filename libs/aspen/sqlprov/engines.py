@@ -9,7 +9,8 @@ Spark SQL (temporary views of the lake's tables).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from aspen.errors import QueryRunError
@@ -17,7 +18,7 @@ from aspen.errors import QueryRunError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["MAX_WITNESS_ROWS", "run_duckdb", "run_spark", "spark_cell"]
+__all__ = ["MAX_WITNESS_ROWS", "registered", "run_duckdb", "run_on", "run_spark", "spark_cell"]
 
 #: The most instrumented rows a query may give (they are composed in one process).
 MAX_WITNESS_ROWS = 2_000_000
@@ -43,29 +44,44 @@ def _capped(rows: list[tuple], cap: int | None) -> list[tuple]:
     return rows
 
 
-def run_duckdb(frames: Mapping[str, Any], statements: Sequence[str],
-               caps: Sequence[int | None] | None = None) -> list[list[tuple]]:
-    """Each statement's rows, with ``frames`` registered as tables of their names (for the
-    run only); a statement with a cap in ``caps`` refuses more rows than that."""
-    import duckdb
-
+@contextmanager
+def registered(frames: Mapping[str, Any]) -> Iterator[Any]:
+    """This thread's DuckDB connection with ``frames`` registered as tables of their names
+    (unregistered after)."""
     con = _connection()
     try:
         for name, frame in frames.items():
             con.register(name, frame)
-        out = []
-        for sql, cap in zip(statements, caps or [None] * len(statements), strict=True):
-            try:
-                relation = con.sql(sql)
-                rows = (relation if cap is None else relation.limit(cap + 1)).fetchall()
-                out.append(_capped([tuple(r) for r in rows], cap))
-            except duckdb.Error as err:
-                first = str(err).splitlines()[0]
-                raise QueryRunError(f"DuckDB refused the query: {first}") from None
-        return out
+        yield con
     finally:
         for name in frames:
             con.unregister(name)
+
+
+def run_on(con: Any, statements: Sequence[str], caps: Sequence[int | None] | None = None
+           ) -> list[list[tuple]]:
+    """Each statement's rows on DuckDB connection ``con``; a statement with a cap in ``caps``
+    refuses more rows than that."""
+    import duckdb
+
+    out = []
+    for sql, cap in zip(statements, caps or [None] * len(statements), strict=True):
+        try:
+            relation = con.sql(sql)
+            rows = (relation if cap is None else relation.limit(cap + 1)).fetchall()
+            out.append(_capped([tuple(r) for r in rows], cap))
+        except duckdb.Error as err:
+            first = str(err).splitlines()[0]
+            raise QueryRunError(f"DuckDB refused the query: {first}") from None
+    return out
+
+
+def run_duckdb(frames: Mapping[str, Any], statements: Sequence[str],
+               caps: Sequence[int | None] | None = None) -> list[list[tuple]]:
+    """Each statement's rows, with ``frames`` registered as tables of their names (for the
+    run only); a statement with a cap in ``caps`` refuses more rows than that."""
+    with registered(frames) as con:
+        return run_on(con, statements, caps)
 
 
 def spark_cell(value: Any) -> Any:

@@ -18,6 +18,11 @@ how a row's hidden columns combine (:mod:`aspen.sqlprov.shape`). Per operator:
   the values that identify a row or group and nest their inputs' shapes as groups; aggregate
   values come from the plain aggregate joined on the group (null-safe; Perm's join method).
 
+Two kinds of choice point, decided by the ``choose`` callback (:mod:`aspen.sqlprov.optimize`
+costs them; the default is the fixed rewrite): a base table's provenance column made early (at
+the scan) or late (its key columns carried, the name made in the outermost block); a grouped
+aggregate over a tuple-at-a-time input joined back or computed by windows over the group.
+
 The SQL is generated per engine dialect: ``spark`` or ``duckdb``.
 
 >>> from aspen.sqlprov.parse import parse_sql
@@ -47,6 +52,7 @@ from aspen.sqlprov.algebra import (
     SetOp,
     scans,
 )
+from aspen.sqlprov.pats.common import Choose
 from aspen.sqlprov.shape import Group, Leaf, Part, Shape, columns
 from aspen.sqlprov.tables import NO_FORMULA_VIEWS, SQL_TABLES, SqlTable
 
@@ -55,10 +61,29 @@ if TYPE_CHECKING:
 
     from sqlglot import exp
 
-__all__ = ["ENGINES", "Instrumented", "instrument"]
+__all__ = ["AGGREGATE_OPTIONS", "ENGINES", "FIXED", "PROJECTION_OPTIONS", "Instrumented",
+           "fixed_option", "instrument", "tuple_at_a_time"]
 
 #: The engines the SQL is generated for, by their sqlglot dialect names.
 ENGINES = ("spark", "duckdb")
+#: A base table occurrence's choice: make its variable name late (in the outermost block, from
+#: its key columns carried so far; seed 001's PAT 1, the heuristic) or early (at the scan).
+PROJECTION_OPTIONS = ("late", "early")
+#: A grouped aggregate's choice: its values joined back on the group (Perm) or as windows
+#: over the group (only over a tuple-at-a-time input).
+AGGREGATE_OPTIONS = ("join-back", "window")
+#: The options of the fixed (unoptimized) rewrite: provenance columns early, aggregates joined
+#: back, every DISTINCT kept.
+FIXED = frozenset({"early", "join-back", "keep"})
+
+
+def fixed_option(label: str, options: tuple[str, ...]) -> int:
+    """The fixed rewrite's option at a choice point (the first when none is fixed).
+
+    >>> fixed_option("scan", PROJECTION_OPTIONS), fixed_option("aggregate", AGGREGATE_OPTIONS)
+    (1, 0)
+    """
+    return next((i for i, o in enumerate(options) if o in FIXED), 0)
 
 
 @dataclass(frozen=True)
@@ -99,11 +124,15 @@ def _render(select: exp.Expression, engine: str) -> str:
     return found[1]
 
 
-def instrument(query: Query, tables: Mapping[str, SqlTable] | None = None) -> Instrumented:
-    """Both statements of ``query`` and the shape of its provenance columns."""
+def instrument(query: Query, tables: Mapping[str, SqlTable] | None = None,
+               choose: Choose | None = None) -> Instrumented:
+    """Both statements of ``query`` and the shape of its provenance columns; ``choose``
+    decides each instrumentation choice (by default the fixed rewrite's, :func:`fixed_option`:
+    provenance columns early, aggregates joined back)."""
+    choose = fixed_option if choose is None else choose
     from sqlglot import exp
 
-    gen = _Gen(SQL_TABLES if tables is None else tables)
+    gen = _Gen(SQL_TABLES if tables is None else tables, choose)
     root = query.root
     alias = gen.fresh("_t")
     plain = _select([_col(c, alias) for c in root.outputs], gen.plain(root), alias)
@@ -116,8 +145,10 @@ def instrument(query: Query, tables: Mapping[str, SqlTable] | None = None) -> In
         plain.set("limit", exp.Limit(expression=exp.Literal.number(query.limit)))
         notes.append(f"LIMIT {query.limit}: a row's formula says when it is derived, not "
                      "whether it stays among the first rows")
-    # the outputs, then the hidden columns in the order of shape.columns (how rows are read)
-    select = _select(_cols(root.outputs + columns(shape)), select, gen.fresh("_t"))
+    # the outputs, then the hidden columns in the order of shape.columns (how rows are read);
+    # a provenance column chosen late is made here from the key columns carried so far
+    select = _select([*_cols(root.outputs), *(gen.late_column(c) for c in columns(shape))],
+                     select, gen.fresh("_t"))
     return Instrumented(plain, select, root.outputs, shape, tuple(notes),
                         tuple(dict.fromkeys(s.table for s in scans(root))))
 
@@ -190,12 +221,30 @@ def _joined(select: exp.Select, right: exp.Expression, alias: str,
 
 
 class _Gen:
-    """One generation: fresh names, the notes collected."""
+    """One generation: fresh names, the notes collected, the choices' callback; ``late`` maps
+    a provenance column chosen late to its table's prefix and the key columns carried instead."""
 
-    def __init__(self, tables: Mapping[str, SqlTable]) -> None:
+    def __init__(self, tables: Mapping[str, SqlTable], choose: Choose | None = None) -> None:
         self.tables = tables
+        self.choose = fixed_option if choose is None else choose
         self.n = 0
         self.notes: list[str] = []
+        self.late: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+    def cols(self, shape: Shape) -> tuple[str, ...]:
+        """The hidden columns a query block carries for ``shape``: each late provenance column
+        as the key columns it will be made of."""
+        out: list[str] = []
+        for c in columns(shape):
+            out.extend(self.late[c][1] if c in self.late else (c,))
+        return tuple(out)
+
+    def late_column(self, name: str) -> exp.Expression:
+        """The hidden column ``name`` in the outermost block (made there when chosen late)."""
+        if name not in self.late:
+            return _col(name)
+        prefix, carried = self.late[name]
+        return _as(_variable(prefix, carried), name)
 
     def fresh(self, kind: str) -> str:
         self.n += 1
@@ -265,11 +314,11 @@ class _Gen:
         t = self.fresh("_t")
         if isinstance(node, Filter):
             select, shape = self.instr(node.child)
-            return _select(_cols(node.outputs + columns(shape)), select, t, node.condition), shape
+            return _select(_cols(node.outputs + self.cols(shape)), select, t, node.condition), shape
         if isinstance(node, Project):
             select, shape = self.instr(node.child)
             return _select([*(_as(e.copy(), n) for n, e in node.items),
-                            *_cols(columns(shape))], select, t), shape
+                            *_cols(self.cols(shape))], select, t), shape
         if isinstance(node, Join):
             return self._join(node, t)
         if isinstance(node, SemiJoin):
@@ -278,8 +327,8 @@ class _Gen:
             u = self.fresh("_u")
             group = Group("not" if node.anti else "exists", rshape, marker)
             shape = (*lshape, Part(u, groups=(group,)))
-            select = _select([*_cols(node.outputs + columns(lshape)),
-                              *_cols((marker, *columns(rshape))), _one(u)], left, t)
+            select = _select([*_cols(node.outputs + self.cols(lshape)),
+                              *_cols((marker, *self.cols(rshape))), _one(u)], left, t)
             return _joined(select, right, self.fresh("_t"), node.condition,
                            "left" if node.anti else None), shape
         if isinstance(node, SetOp):
@@ -290,7 +339,7 @@ class _Gen:
             shape = (Part(u, keys=tuple(keys), groups=(Group("exists", cshape, marker),)),)
             return _select([*_cols(node.outputs),
                             *(_as(_col(c), k) for c, k in zip(node.outputs, keys, strict=True)),
-                            *_cols((marker, *columns(cshape))), _one(u)], child, t), shape
+                            *_cols((marker, *self.cols(cshape))), _one(u)], child, t), shape
         if isinstance(node, Aggregate):
             return self._aggregate(node, t)
         raise TypeError(f"not an algebra node: {node!r}")
@@ -299,7 +348,7 @@ class _Gen:
         """``node`` instrumented with a marker column (1 on each of its rows) added."""
         select, shape = self.instr(node)
         marker = self.fresh("_m")
-        return _select([*_cols(node.outputs + columns(shape)), _one(marker)], select,
+        return _select([*_cols(node.outputs + self.cols(shape)), _one(marker)], select,
                        self.fresh("_t")), shape, marker
 
     def _scan(self, node: Scan) -> tuple[exp.Select, Shape]:
@@ -317,12 +366,13 @@ class _Gen:
                       *(_as(_col(c), k) for c, k in zip(table.star, keys, strict=True))]
             part = Part(witness, (Leaf(witness, "view"),), tuple(keys))
         else:
-            name: exp.Expression = exp.Literal.string(table.prefix)
-            for key in table.key:
-                text = exp.Cast(this=_col(key), to=exp.DataType(this=exp.DataType.Type.TEXT))
-                name = exp.DPipe(this=exp.DPipe(this=name, expression=exp.Literal.string(":")),
-                                 expression=text)
-            hidden = [_as(name, witness)]
+            label = f"provenance column of {node.table} {node.prefix}"
+            if PROJECTION_OPTIONS[self.choose(label, PROJECTION_OPTIONS)] == "late":
+                carried = tuple(self.fresh("_c") for _ in table.key)
+                self.late[witness] = (table.prefix, carried)
+                hidden = [_as(_col(k), c) for k, c in zip(table.key, carried, strict=True)]
+            else:
+                hidden = [_as(_variable(table.prefix, table.key), witness)]
             part = Part(witness, (Leaf(witness, "var"),))
         return _select([*plain, *hidden], exp.to_table(node.table), None), (part,)
 
@@ -330,7 +380,7 @@ class _Gen:
         left, lshape = self.instr(node.left)
         right, rshape = self.instr(node.right)
         if node.kind != "left":
-            select = _select(_cols(node.outputs + columns(lshape) + columns(rshape)), left, t)
+            select = _select(_cols(node.outputs + self.cols(lshape) + self.cols(rshape)), left, t)
             return _joined(select, right, self.fresh("_t"), node.condition, None), \
                 (*lshape, *rshape)
         # matched rows (left AND right), then every left row with the right side NULL
@@ -338,17 +388,17 @@ class _Gen:
         again, ashape, marker = self._marked(node.right)
         u = self.fresh("_u")
         unmatched = Part(u, groups=(Group("not", ashape, marker),))
-        negated = (marker, *columns(ashape))
-        matched = _select([*_cols(node.outputs + columns(lshape) + columns(rshape)),
+        negated = (marker, *self.cols(ashape))
+        matched = _select([*_cols(node.outputs + self.cols(lshape) + self.cols(rshape)),
                            *map(_null, negated), _one(u)], left, t)
         matched = _joined(matched, right, self.fresh("_t"), node.condition, None)
         padded = _select([*_cols(node.left.outputs), *map(_null, node.right.outputs),
-                          *_cols(columns(lshape)), *map(_null, columns(rshape)),
+                          *_cols(self.cols(lshape)), *map(_null, self.cols(rshape)),
                           *_cols(negated), _one(u)], left.copy(), self.fresh("_t"))
         padded = _joined(padded, again, self.fresh("_t"), node.condition, "left")
         shape = (*lshape, *rshape, unmatched)
         both = _union(matched, padded)
-        return _select(_cols(node.outputs + columns(shape)), both, self.fresh("_t")), shape
+        return _select(_cols(node.outputs + self.cols(shape)), both, self.fresh("_t")), shape
 
     def _set_op(self, node: SetOp, t: str) -> tuple[exp.Select, Shape]:
         from sqlglot import exp
@@ -356,7 +406,7 @@ class _Gen:
         if node.op == "union_all":
             left, lshape = self.instr(node.left)
             right, rshape = self.instr(node.right)
-            lcols, rcols = columns(lshape), columns(rshape)
+            lcols, rcols = self.cols(lshape), self.cols(rshape)
             first = _select([*(_as(_col(c), n) for c, n in zip(node.left.outputs, node.names,
                                                                  strict=True)),
                              *_cols(lcols), *map(_null, rcols)], left, t)
@@ -364,7 +414,7 @@ class _Gen:
                                                                   strict=True)),
                               *map(_null, lcols), *_cols(rcols)], right, self.fresh("_t"))
             shape = (*lshape, *rshape)
-            return _select(_cols(node.outputs + columns(shape)), _union(first, second),
+            return _select(_cols(node.outputs + self.cols(shape)), _union(first, second),
                            self.fresh("_t")), shape
         left, lshape, lmark = self._marked(node.left)
         right, rshape, rmark = self._marked(node.right)
@@ -377,7 +427,7 @@ class _Gen:
         select = _select([
             *(_as(_col(c), n) for c, n in zip(node.left.outputs, node.names, strict=True)),
             *(_as(_col(c), k) for c, k in zip(node.left.outputs, keys, strict=True)),
-            *_cols((lmark, *columns(lshape), rmark, *columns(rshape))), _one(u)], left, t)
+            *_cols((lmark, *self.cols(lshape), rmark, *self.cols(rshape))), _one(u)], left, t)
         return _joined(select, right, self.fresh("_t"), same,
                        "left" if node.op == "except" else None), shape
 
@@ -394,9 +444,20 @@ class _Gen:
         keys = [self.fresh("_k") for _ in node.group]
         kind, k = ("atleast", node.threshold) if node.threshold is not None else ("exists", 0)
         shape = (Part(u, keys=tuple(keys), groups=(Group(kind, cshape, marker, k or 0),)),)
-        hidden = _cols((marker, *columns(cshape)))
+        hidden = _cols((marker, *self.cols(cshape)))
         a = self.fresh("_t")
-        if node.group:  # every input row, its group's aggregates joined (null-safe) on the group
+        if node.group and _windowable(node) and self.choose(
+                "aggregate GROUP BY " + ", ".join(e.sql() for _, e in node.group),
+                AGGREGATE_OPTIONS) == 1:
+            # every input row with its group's aggregates as windows over the group (no join)
+            over = [e.copy() for _, e in node.group]
+            select = _select([
+                *(_as(e.copy(), n) for n, e in node.group),
+                *(_as(exp.Window(this=e.copy(), partition_by=[o.copy() for o in over]), n)
+                  for n, e in node.aggregates),
+                *(_as(e.copy(), key) for (_, e), key in zip(node.group, keys, strict=True)),
+                *hidden, _one(u)], child, t)
+        elif node.group:  # every input row, its group's aggregates joined (null-safe) on it
             select = _select([
                 *(_as(e.copy(), n) for n, e in node.group),
                 *(_col(n, a) for n, _ in node.aggregates),
@@ -414,8 +475,44 @@ class _Gen:
             where = node.having
             self.notes.append("HAVING other than COUNT(*) >= k: a group's formula is the OR of "
                               "its rows', not the condition's meaning")
-        return _select(_cols(node.outputs + columns(shape)), select, self.fresh("_t"),
+        return _select(_cols(node.outputs + self.cols(shape)), select, self.fresh("_t"),
                        where), shape
+
+
+def _variable(prefix: str, key: tuple[str, ...]) -> exp.Expression:
+    """The variable name of a base tuple: ``prefix:key1:key2`` over the ``key`` columns."""
+    from sqlglot import exp
+
+    name: exp.Expression = exp.Literal.string(prefix)
+    for column in key:
+        text = exp.Cast(this=_col(column), to=exp.DataType(this=exp.DataType.Type.TEXT))
+        name = exp.DPipe(this=exp.DPipe(this=name, expression=exp.Literal.string(":")),
+                         expression=text)
+    return name
+
+
+def tuple_at_a_time(node: Node) -> bool:
+    """Whether ``node``'s instrumented rows are its plain rows, each once (scans, filters,
+    projections, inner joins, UNION ALL): only then may an aggregate over it be computed
+    from the instrumented rows (the window method)."""
+    if isinstance(node, Scan):
+        return True
+    if isinstance(node, Filter | Project):
+        return tuple_at_a_time(node.child)
+    if isinstance(node, Join) and node.kind != "left":
+        return tuple_at_a_time(node.left) and tuple_at_a_time(node.right)
+    if isinstance(node, SetOp) and node.op == "union_all":
+        return tuple_at_a_time(node.left) and tuple_at_a_time(node.right)
+    return False
+
+
+def _windowable(node: Aggregate) -> bool:
+    """Whether the window method computes ``node``'s aggregates exactly: a tuple-at-a-time
+    input and no DISTINCT aggregate (Spark has no DISTINCT window)."""
+    from sqlglot import exp
+
+    return tuple_at_a_time(node.child) and not any(
+        e.find(exp.Distinct) for _, e in node.aggregates)
 
 
 def _union(first: exp.Select, second: exp.Select) -> exp.Union:

@@ -4,7 +4,8 @@ each row's formula over base-tuple variables.
 :func:`run_sql` reads the lake (on Spark by default, or in process with DuckDB: delta-rs →
 pandas → DuckDB); :func:`run_frames` runs over frames already in hand, with the variable names
 of any view's instance variables (what the tests use). Both parse (:mod:`~aspen.sqlprov.parse`),
-instrument (:mod:`~aspen.sqlprov.instrument`), run the plain and the instrumented statement,
+instrument — by default optimized: the PATs applied and the choices made by the engine's cost
+estimates (:mod:`~aspen.sqlprov.optimize`) — run the plain and the instrumented statement,
 and compose each answer row's formula from the instrumented rows with the same values
 (:mod:`~aspen.sqlprov.formula`). Rows with equal values (a bag answer) share one formula: the
 condition for those values to be in the answer.
@@ -26,14 +27,16 @@ from typing import Any
 from aspen.errors import ConfigError
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.settings import Settings
+from aspen.sqlprov.algebra import Query, scans
 from aspen.sqlprov.answer import SqlAnswer
 from aspen.sqlprov.formula import Composer, ViewFormulas
 from aspen.sqlprov.instrument import ENGINES, Instrumented, instrument
+from aspen.sqlprov.optimize import Plan, explain_text, plan_query
 from aspen.sqlprov.parse import parse_sql
 from aspen.sqlprov.shape import columns, identity_of_values
-from aspen.sqlprov.tables import SQL_TABLES
+from aspen.sqlprov.tables import SQL_TABLES, SqlTable
 
-__all__ = ["prepare", "run_frames", "run_sql"]
+__all__ = ["compose", "explain_sql", "parsed", "prepare", "run_frames", "run_sql"]
 
 
 def prepare(sql: str) -> tuple[tuple[str, ...], Instrumented]:
@@ -49,8 +52,22 @@ def prepare(sql: str) -> tuple[tuple[str, ...], Instrumented]:
 
 @lru_cache(maxsize=64)
 def _prepared(sql: str) -> tuple[tuple[str, ...], Instrumented]:
-    query = parse_sql(sql)
+    query = parsed(sql)
     return query.names, instrument(query)
+
+
+@lru_cache(maxsize=64)
+def _parsed(sql: str) -> Query:
+    return parse_sql(sql)
+
+
+def parsed(sql: str, tables: Mapping[str, SqlTable] | None = None) -> Query:
+    """``sql`` parsed (cached for the lake's own tables).
+
+    >>> parsed("SELECT id FROM triggered").names
+    ('id',)
+    """
+    return _parsed(sql) if tables is None else parse_sql(sql, tables)
 
 
 def _check_engine(engine: str) -> None:
@@ -59,21 +76,34 @@ def _check_engine(engine: str) -> None:
 
 
 def run_frames(frames: Mapping[str, Any], sql: str, provenance: bool = True,
-               names: Mapping[str, str] | None = None, backend: str | None = None
-               ) -> SqlAnswer:
+               names: Mapping[str, str] | None = None, backend: str | None = None,
+               optimize: bool = True, strategy: str = "adaptive",
+               manager: ProvenanceManager | None = None,
+               tables: Mapping[str, SqlTable] | None = None) -> SqlAnswer:
     """``sql`` over ``frames`` (table name → pandas or Arrow; base tables one row per live
     tuple) in DuckDB; ``names`` maps the instance variables of the views' stored formulas to
-    base tuple names."""
-    from aspen.sqlprov.engines import run_duckdb
+    base tuple names. With ``optimize`` (the default) the instrumentation is chosen by
+    ``strategy`` on DuckDB's estimates; formulas go to ``manager`` when given; ``tables``
+    replaces the lake's catalog (other tables, e.g. TPC-H's)."""
+    from aspen.sqlprov.cost import duckdb_seconds
+    from aspen.sqlprov.engines import registered, run_on
 
-    columns_, inst = prepare(sql)
-    missing = [t for t in inst.tables if t not in frames]
+    query = parsed(sql, tables)
+    used = tuple(dict.fromkeys(s.table for s in scans(query.root)))
+    missing = [t for t in used if t not in frames]
     if missing:
         raise ConfigError(f"no frame for table(s) {', '.join(missing)}")
-    statements = _statements(inst, "duckdb", provenance)
-    results = run_duckdb({t: frames[t] for t in inst.tables}, list(statements.values()),
-                         _caps(statements))
-    return compose(columns_, inst, results, statements, names or {}, backend, "duckdb")
+    with registered({t: frames[t] for t in used}) as con:
+        if provenance:
+            plan = plan_query(query, tables, lambda text: duckdb_seconds(con, text), "duckdb",
+                              strategy, optimize)
+            inst = plan.inst
+        else:
+            inst = prepare(sql)[1] if tables is None else instrument(query, tables)
+        statements = _statements(inst, "duckdb", provenance)
+        results = run_on(con, list(statements.values()), _caps(statements))
+    return compose(query.names, inst, results, statements, names or {}, backend, "duckdb",
+                   manager)
 
 
 def run_sql(settings: Settings, sql: str, provenance: bool = True, engine: str = "spark",
@@ -89,22 +119,77 @@ def run_sql(settings: Settings, sql: str, provenance: bool = True, engine: str =
     columns_, inst = prepare(sql)
     from aspen.sqlprov.lake import lake_frames, spark_frames, variable_names
 
-    statements = _statements(inst, engine, provenance)
     views = provenance and any(SQL_TABLES[t].kind == "view" for t in inst.tables)
     names = variable_names(settings) if views else {}
     if engine == "duckdb":
-        from aspen.sqlprov.engines import run_duckdb
+        from aspen.sqlprov.cost import duckdb_seconds
+        from aspen.sqlprov.engines import registered, run_on
 
-        results = run_duckdb(lake_frames(settings, inst.tables), list(statements.values()),
-                             _caps(statements))
+        with registered(lake_frames(settings, inst.tables)) as con:
+            if provenance:
+                inst = plan_query(parsed(sql), None, lambda text: duckdb_seconds(con, text),
+                                  engine).inst
+            statements = _statements(inst, engine, provenance)
+            results = run_on(con, list(statements.values()), _caps(statements))
     else:
         from aspen.spark.session import get_spark
         from aspen.sqlprov.engines import run_spark
 
         spark = get_spark("aspen-sql")
-        results = run_spark(spark, spark_frames(spark, settings, inst.tables),
-                            list(statements.values()), _caps(statements))
+        frames = spark_frames(spark, settings, inst.tables)
+        if provenance:
+            inst = _spark_plan(spark, frames, sql).inst
+        statements = _statements(inst, engine, provenance)
+        results = run_spark(spark, frames, list(statements.values()), _caps(statements))
     return compose(columns_, inst, results, statements, names, backend, engine)
+
+
+def _spark_plan(spark: Any, frames: Mapping[str, Any], sql: str) -> Plan:
+    """The optimized plan costed by Spark's plan estimates (the frames as temporary views for
+    the costing); without estimates (an error from the plan's statistics), the heuristic
+    choices."""
+    from aspen.sqlprov.cost import spark_seconds
+
+    for name, frame in frames.items():
+        frame.createOrReplaceTempView(name)
+    try:
+        return plan_query(parsed(sql), None, lambda text: spark_seconds(spark, text), "spark")
+    except Exception:  # noqa: BLE001 - no estimates from this Spark: the heuristic choices
+        return plan_query(parsed(sql), None, None, "spark")
+    finally:
+        for name in frames:
+            spark.catalog.dropTempView(name)
+
+
+def explain_sql(settings: Settings, sql: str, engine: str = "spark",
+                strategy: str = "adaptive") -> str:
+    """The rules applied, the choices made with each plan's estimated cost, the plain and the
+    instrumented SQL of ``sql`` over the lake of ``settings`` (costed by ``engine``'s
+    estimates over the lake's tables; nothing runs).
+
+    Example, on a lake::
+
+        print(explain_sql(settings, "SELECT src FROM link", "duckdb"))
+        # -- rules applied: none …
+    """
+    _check_engine(engine)
+    query = parsed(sql)
+    used = tuple(dict.fromkeys(s.table for s in scans(query.root)))
+    from aspen.sqlprov.lake import lake_frames, spark_frames
+
+    if engine == "duckdb":
+        from aspen.sqlprov.cost import duckdb_seconds
+        from aspen.sqlprov.engines import registered
+
+        with registered(lake_frames(settings, used)) as con:
+            plan = plan_query(query, None, lambda text: duckdb_seconds(con, text), engine,
+                              strategy)
+    else:
+        from aspen.spark.session import get_spark
+
+        spark = get_spark("aspen-sql")
+        plan = _spark_plan(spark, spark_frames(spark, settings, used), sql)
+    return explain_text(plan, engine)
 
 
 def _statements(inst: Instrumented, engine: str, provenance: bool) -> dict[str, str]:
@@ -123,12 +208,14 @@ def _caps(statements: Mapping[str, str]) -> list[int | None]:
 
 def compose(names: tuple[str, ...], inst: Instrumented, results: Sequence[list[tuple]],
             statements: Mapping[str, str], variables: Mapping[str, str],
-            backend: str | None, engine: str) -> SqlAnswer:
-    """The answer from the plain rows (``results[0]``) and, when there, the instrumented ones."""
+            backend: str | None, engine: str, manager: ProvenanceManager | None = None
+            ) -> SqlAnswer:
+    """The answer from the plain rows (``results[0]``) and, when there, the instrumented ones
+    (formulas in ``manager``, a new one when None)."""
     rows = results[0]
     if len(results) < 2:
         return SqlAnswer(names, rows, sql=dict(statements), engine=engine)
-    manager = ProvenanceManager(backend)
+    manager = ProvenanceManager(backend) if manager is None else manager
     composer = Composer(manager, ViewFormulas(manager, variables))
     header = inst.outputs + columns(inst.shape)
     width = len(inst.outputs)

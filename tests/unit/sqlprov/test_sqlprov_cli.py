@@ -78,6 +78,13 @@ def test_table_format_and_explain(lake_root, capsys) -> None:
                  "--engine", "duckdb"]) == 0
     out = capsys.readouterr().out
     assert "-- instrumented (duckdb)" in out and "'link' || ':'" in out
+    # the choices with their estimated costs (DuckDB's estimates over the lake's tables)
+    assert main(["--lake", lake_root, "sql", "SELECT DISTINCT src, dst FROM link", "--explain",
+                 "--engine", "duckdb"]) == 0
+    out = capsys.readouterr().out
+    assert "-- rules applied: remove_distinct_by_key" in out
+    assert "provenance column of link link: " in out and "<- chosen" in out
+    assert " s  [late]" in out  # the heuristic plan: the adaptive stop keeps it on tiny tables
 
 
 @pytest.mark.parametrize(("sql", "fragment"), [
