@@ -152,21 +152,10 @@ class NativeClosure:
     def add_links(self, links: Iterable[tuple[str, str, Formula]]) -> None:
         """:meth:`add_link` for many links in one call."""
         handle = self._live()
-        ident = self._id
-        bdd = self.manager.bdd
-        keys: list[int] = []
-        formulas: list[Formula] = []  # keeps every node referenced during the call
-        for src, dst, formula in links:
-            if formula.bdd is not bdd:
-                raise EngineError(f"link ({src!r}, {dst!r}): a formula of another BDD manager")
-            keys.append((ident(src) << 32) | ident(dst))
-            formulas.append(formula)
-        if not keys:
-            return
-        count = len(keys)
-        key_array = (ctypes.c_uint64 * count)(*keys)
-        node_array = (ctypes.c_void_p * count)(*[int(f) - 2 for f in formulas])
-        self._check(self._lib.aspen_core_add_links(handle, count, key_array, node_array))
+        packed = self._pack((((src, dst), f) for src, dst, f in links), "link ")
+        if packed is not None:
+            count, key_array, node_array, _held = packed
+            self._check(self._lib.aspen_core_add_links(handle, count, key_array, node_array))
 
     def delete_vars(self, dead: Iterable[str]) -> int:
         """Set the ``dead`` variables to false in every link and closure formula, dropping the
@@ -235,23 +224,37 @@ class NativeClosure:
 
     def _set(self, table: int, entries: Iterable[tuple[Key, Formula]]) -> None:
         handle = self._live()
-        ident = self._id
         false, bdd = self.manager.false, self.manager.bdd
+        checked = []
+        for (src, dst), formula in entries:
+            if formula.bdd is bdd and formula == false:
+                raise EngineError(f"cannot store ({src!r}, {dst!r}) with a false formula")
+            checked.append(((src, dst), formula))
+        packed = self._pack(checked, "")
+        if packed is not None:
+            count, key_array, node_array, _held = packed
+            self._check(self._lib.aspen_core_set(handle, table, count, key_array, node_array))
+
+    def _pack(self, entries: Iterable[tuple[Key, Formula]], what: str
+              ) -> tuple[int, Any, Any, list[Formula]] | None:
+        """The keys and node pointers of ``entries`` as C arrays (None when there are none),
+        with the formulas, which the caller holds so that every node stays referenced during
+        its call; a formula of another manager is refused."""
+        ident = self._id
+        bdd = self.manager.bdd
         keys: list[int] = []
-        formulas: list[Formula] = []  # keeps every node referenced during the call
+        formulas: list[Formula] = []
         for (src, dst), formula in entries:
             if formula.bdd is not bdd:
-                raise EngineError(f"({src!r}, {dst!r}): a formula of another BDD manager")
-            if formula == false:
-                raise EngineError(f"cannot store ({src!r}, {dst!r}) with a false formula")
+                raise EngineError(f"{what}({src!r}, {dst!r}): a formula of another BDD manager")
             keys.append((ident(src) << 32) | ident(dst))
             formulas.append(formula)
         if not keys:
-            return
+            return None
         count = len(keys)
         key_array = (ctypes.c_uint64 * count)(*keys)
         node_array = (ctypes.c_void_p * count)(*[int(f) - 2 for f in formulas])
-        self._check(self._lib.aspen_core_set(handle, table, count, key_array, node_array))
+        return count, key_array, node_array, formulas
 
     def index(self) -> int:
         """Bring the deletion index up to date; returns the entries indexed."""
