@@ -6,6 +6,12 @@ of its groups: ``exists`` the OR of the group's units, ``not`` AND NOT that OR, 
 of them (a threshold function, built as a BDD). An answer row is the OR of its units (a
 projection, DISTINCT, UNION: alternative derivations).
 
+A group's formula is built once per distinct set of rows and reused by every outer row whose
+group has those rows (a correlated subquery's group, one per correlation key);
+:meth:`Composer.declare` declares every variable of an answer up front, each unit's next to
+each other (units sorted by their identity), so that OR-of-AND and threshold formulas stay
+small, and decodes the view witnesses in bulk.
+
 >>> from aspen.provenance.bdd import ProvenanceManager
 >>> from aspen.sqlprov.shape import Group, Leaf, Part
 >>> m = ProvenanceManager()
@@ -14,6 +20,7 @@ projection, DISTINCT, UNION: alternative derivations).
 ...         {"p": "b", "u": 1, "q": None, "mk": None}]
 >>> shape = (Part("p", (Leaf("p", "var"),)),
 ...          Part("u", groups=(Group("not", (Part("q", (Leaf("q", "var"),)),), "mk"),)))
+>>> c.declare([rows], shape)
 >>> c.answer(rows, shape) == m.or_(m.and_(m.var("a"), ~m.or_(m.var("x"), m.var("y"))), m.var("b"))
 True
 >>> f = at_least(m, 2, [m.var("a"), m.var("b"), m.var("c")])
@@ -23,59 +30,149 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aspen.provenance.bdd import Formula, ProvenanceManager
-from aspen.sqlprov.shape import Group, Leaf, Shape, identity
+from aspen.provenance.codec import read_names
+from aspen.sqlprov.shape import Group, Leaf, Shape, columns, identity, identity_of_values
 
-__all__ = ["Composer", "ViewFormulas", "at_least"]
+__all__ = ["Composer", "ViewFormulas", "any_of", "at_least"]
 
 Row = Mapping[str, Any]
 
 
 def at_least(manager: ProvenanceManager, k: int, formulas: Sequence[Formula]) -> Formula:
-    """True when at least ``k`` of ``formulas`` are (dynamic programming over the count: k·n
-    BDD operations)."""
+    """True when at least ``k`` of ``formulas`` are: the counts of the two halves combined
+    (at least j of both iff at least i of one and j - i of the other), halves merged pairwise
+    so that no partial result is rebuilt once per formula (k·n BDD operations at most)."""
     if k <= 0:
         return manager.true
-    # reach[j]: at least j of the formulas seen so far are true
-    reach = [manager.true] + [manager.false] * k
-    for f in formulas:
-        for j in range(k, 0, -1):
-            reach[j] = manager.or_(reach[j], manager.and_(f, reach[j - 1]))
-    return reach[k]
+    if not formulas:
+        return manager.false
+    return _counts(manager, k, list(formulas))[k]
+
+
+def _counts(m: ProvenanceManager, k: int, formulas: list[Formula]) -> list[Formula]:
+    """``out[j]``: at least j of ``formulas`` are true, for j in 0..k."""
+    if len(formulas) == 1:
+        return [m.true, formulas[0]] + [m.false] * (k - 1)
+    half = len(formulas) // 2
+    a, b = _counts(m, k, formulas[:half]), _counts(m, k, formulas[half:])
+    cap_a, cap_b = min(half, k), min(len(formulas) - half, k)
+    out = [m.true] + [m.false] * k
+    for j in range(1, k + 1):
+        acc = m.false
+        for i in range(max(0, j - cap_b), min(j, cap_a) + 1):
+            acc = m.or_(acc, m.and_(a[i], b[j - i]))
+        out[j] = acc
+    return out
+
+
+def any_of(manager: ProvenanceManager, formulas: Iterable[Formula]) -> Formula:
+    """The OR of ``formulas``, merged pairwise: OR-ing many small formulas one by one into a
+    growing result walks that result each time (quadratic); pairwise, each level once.
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> any_of(m, [m.var("a"), m.var("b"), m.var("c")]) == m.disj([m.var(n) for n in "abc"])
+    True
+    """
+    level = list(formulas)
+    if not level:
+        return manager.false
+    while len(level) > 1:
+        pairs = [manager.or_(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 class ViewFormulas:
     """A view row's stored formula in a manager, its instance variables (``v<seq>``) renamed to
     the base tuples they stand for (``names``; a variable not named there keeps its name);
-    decoded once per distinct encoding."""
+    decoded once per distinct encoding, many at once with :meth:`prefetch`."""
 
     def __init__(self, manager: ProvenanceManager, names: Mapping[str, str]) -> None:
         self.manager = manager
         self.names = names
         self._cache: dict[bytes, Formula] = {}
 
+    def variables(self, data: bytes) -> list[str]:
+        """The base-tuple names of the encoding's variables, in its listed order (read from
+        its header, nothing decoded)."""
+        listed, _ = read_names(bytes(data), 1)
+        return [self.names.get(v, v) for v in listed]
+
+    def prefetch(self, encodings: Iterable[bytes]) -> None:
+        """Decode the new ones of ``encodings`` in one bulk call (the codec's compiled loop)."""
+        new = list(dict.fromkeys(b for b in map(bytes, encodings) if b not in self._cache))
+        if new:
+            for data, stored in zip(new, self.manager.decode_each(new), strict=True):
+                self._cache[data] = self._renamed(stored)
+
     def __call__(self, data: bytes) -> Formula:
         data = bytes(data)
         found = self._cache.get(data)
         if found is None:
-            m = self.manager
-            stored = m.decode(data)
-            renames = {v: m.var(self.names[v]) for v in m.support(stored) if v in self.names}
-            found = m.bdd.let(renames, stored) if renames else stored
-            self._cache[data] = found
+            found = self._cache[data] = self._renamed(self.manager.decode(data))
         return found
+
+    def _renamed(self, stored: Formula) -> Formula:
+        m = self.manager
+        renames = {v: m.var(self.names[v]) for v in m.support(stored) if v in self.names}
+        return m.bdd.let(renames, stored) if renames else stored
 
 
 class Composer:
-    """Composes formulas in ``manager``; ``views`` turns a view witness into its formula."""
+    """Composes formulas in ``manager``; ``views`` turns a view witness into its formula.
+    With ``memo`` (the default) a group's formula is built once per distinct set of rows;
+    ``built`` counts the group formulas built."""
 
     def __init__(self, manager: ProvenanceManager,
-                 views: Callable[[bytes], Formula] | None = None) -> None:
+                 views: Callable[[bytes], Formula] | None = None, memo: bool = True) -> None:
         self.manager = manager
         self.views = views
+        self.memo = memo
+        self.built = 0
+        self._groups: dict[tuple, Formula] = {}
+        self._columns: dict[int, tuple[str, ...]] = {}
+
+    def declare(self, answers: Iterable[Sequence[Row]], shape: Shape,
+                order_variables: bool = True) -> None:
+        """Declare the variables of every answer's rows (``answers``: each answer row's
+        witnesses) in structural order — answer by answer, units sorted by identity, a unit's
+        witnesses and groups depth first — and decode their view witnesses in bulk. Formulas
+        stay the same functions; only their size changes. Without ``order_variables`` only
+        the view witnesses are decoded (the variables come in as rows are composed)."""
+        names: dict[str, None] = {}
+        encodings: dict[bytes, None] = {}
+        seen: set[tuple] = set()
+
+        def walk(rows: Sequence[Row], shape_: Shape) -> None:
+            for unit in sorted(_units(rows, shape_), key=lambda u: _order_key(u[0], shape_)):
+                first = unit[0]
+                for part in shape_:
+                    if first[part.present] is None:
+                        continue
+                    for leaf in part.ids:
+                        value = first[leaf.column]
+                        if leaf.kind == "var":
+                            names[str(value)] = None
+                        elif value is not None and isinstance(self.views, ViewFormulas):
+                            data = bytes(value)
+                            encodings[data] = None  # its variables: as the bulk decode lays them
+                    for group in part.groups:
+                        inner = [r for r in unit if r[group.marker] is not None]
+                        key = self._key(inner, group)
+                        if key not in seen:
+                            seen.add(key)
+                            walk(inner, group.shape)
+
+        for rows in answers:
+            walk(rows, shape)
+        if order_variables:
+            self.manager.declare_in_order(list(names))
+        if isinstance(self.views, ViewFormulas):
+            self.views.prefetch(encodings)
 
     def leaf(self, leaf: Leaf, value: Any) -> Formula:
         if leaf.kind == "var":
@@ -86,7 +183,7 @@ class Composer:
 
     def answer(self, rows: Sequence[Row], shape: Shape) -> Formula:
         """The OR of the units among ``rows``."""
-        return self.manager.disj(self.unit(group, shape) for group in _units(rows, shape))
+        return any_of(self.manager, [self.unit(group, shape) for group in _units(rows, shape)])
 
     def unit(self, rows: Sequence[Row], shape: Shape) -> Formula:
         """The formula of one unit (``rows`` agree on its identity)."""
@@ -104,14 +201,32 @@ class Composer:
                     return out
         return out
 
+    def _key(self, inner: Sequence[Row], group: Group) -> tuple:
+        """What a group's formula depends on: the group and its rows' hidden columns."""
+        cols = self._columns.get(id(group))
+        if cols is None:
+            cols = self._columns[id(group)] = columns(group.shape)
+        rows = frozenset(identity_of_values(tuple(r[c] for c in cols)) for r in inner)
+        return (id(group), rows)
+
     def _group(self, rows: Sequence[Row], group: Group) -> Formula:
-        m = self.manager
         inner = [r for r in rows if r[group.marker] is not None]
+        if not self.memo:
+            return self._build(inner, group)
+        key = self._key(inner, group)
+        found = self._groups.get(key)
+        if found is None:
+            found = self._groups[key] = self._build(inner, group)
+        return found
+
+    def _build(self, inner: Sequence[Row], group: Group) -> Formula:
+        m = self.manager
+        self.built += 1
         units = [self.unit(u, group.shape) for u in _units(inner, group.shape)]
         if group.kind == "exists":
-            return m.disj(units)
+            return any_of(m, units)
         if group.kind == "not":
-            return ~m.disj(units)
+            return ~any_of(m, units)
         return at_least(m, group.k, units)
 
 
@@ -120,3 +235,25 @@ def _units(rows: Sequence[Row], shape: Shape) -> list[list[Row]]:
     for row in rows:
         found.setdefault(identity(shape, row), []).append(row)
     return list(found.values())
+
+
+def _order_key(row: Row, shape: Shape) -> tuple:
+    """A total order on units that keeps units with equal leading identity values together
+    (values of mixed types compared by type name, then value; bytes by hash).
+
+    >>> from aspen.sqlprov.shape import Part
+    >>> shape = (Part("p", (Leaf("p", "var"),)),)
+    >>> sorted(["b", None, "a"], key=lambda v: _order_key({"p": v}, shape))
+    ['a', 'b', None]
+    """
+    out = []
+    for value in identity(shape, row):
+        if value is None:
+            out.append(("~", 0))
+        elif isinstance(value, bytes):
+            out.append(("bytes", hash(value)))
+        elif isinstance(value, int | float | str):
+            out.append((type(value).__name__, value))
+        else:
+            out.append((type(value).__name__, repr(value)))
+    return tuple(out)

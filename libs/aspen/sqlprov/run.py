@@ -33,7 +33,7 @@ from aspen.sqlprov.formula import Composer, ViewFormulas
 from aspen.sqlprov.instrument import ENGINES, Instrumented, instrument
 from aspen.sqlprov.optimize import Plan, explain_text, plan_query
 from aspen.sqlprov.parse import parse_sql
-from aspen.sqlprov.shape import columns, identity_of_values
+from aspen.sqlprov.shape import Shape, columns, identity_of_values
 from aspen.sqlprov.tables import SQL_TABLES, SqlTable
 
 __all__ = ["compose", "explain_sql", "parsed", "prepare", "run_frames", "run_sql"]
@@ -206,17 +206,26 @@ def _caps(statements: Mapping[str, str]) -> list[int | None]:
     return [MAX_WITNESS_ROWS if name == "instrumented" else None for name in statements]
 
 
+def _reads_views(shape: Shape) -> bool:
+    """Whether any witness of ``shape`` (nested groups included) is a view row's formula."""
+    return any(leaf.kind == "view" for part in shape for leaf in part.ids) or any(
+        _reads_views(group.shape) for part in shape for group in part.groups)
+
+
 def compose(names: tuple[str, ...], inst: Instrumented, results: Sequence[list[tuple]],
             statements: Mapping[str, str], variables: Mapping[str, str],
-            backend: str | None, engine: str, manager: ProvenanceManager | None = None
-            ) -> SqlAnswer:
+            backend: str | None, engine: str, manager: ProvenanceManager | None = None,
+            structured: bool = True) -> SqlAnswer:
     """The answer from the plain rows (``results[0]``) and, when there, the instrumented ones
-    (formulas in ``manager``, a new one when None)."""
+    (formulas in ``manager``, a new one when None). With ``structured`` (the default) the
+    answer's variables are declared up front in structural order and each group's formula is
+    built once (:meth:`~aspen.sqlprov.formula.Composer.declare`); without, in row order and
+    per outer row — the same functions, only slower."""
     rows = results[0]
     if len(results) < 2:
         return SqlAnswer(names, rows, sql=dict(statements), engine=engine)
     manager = ProvenanceManager(backend) if manager is None else manager
-    composer = Composer(manager, ViewFormulas(manager, variables))
+    composer = Composer(manager, ViewFormulas(manager, variables), memo=structured)
     header = inst.outputs + columns(inst.shape)
     width = len(inst.outputs)
     by_values: dict[tuple, list[dict[str, Any]]] = {}
@@ -225,14 +234,27 @@ def compose(names: tuple[str, ...], inst: Instrumented, results: Sequence[list[t
         record = dict(zip(header, raw, strict=True))
         by_values.setdefault(identity_of_values(raw[:width]), []).append(record)
         by_rounded.setdefault(_rounded(raw[:width]), []).append(record)
+    # each distinct answer row's witnesses, once (rows with equal values share a formula)
+    witnesses_of: dict[tuple, list[dict[str, Any]]] = {}
+    for row in rows:
+        key = identity_of_values(row)
+        if key not in witnesses_of:
+            found = by_values.get(key)
+            if found is None:  # a float aggregate summed in another order by the other run
+                found = by_rounded.get(_rounded(row), [])
+            witnesses_of[key] = found
+    if structured:
+        # with view witnesses the decoded view formulas place their own variables, and the
+        # up-front order measured slower there (docs/sql-provenance.md): bulk decoding only
+        composer.declare((w for w in witnesses_of.values() if w), inst.shape,
+                         order_variables=not _reads_views(inst.shape))
+    formula_of = {key: composer.answer(w, inst.shape) if w else manager.false
+                  for key, w in witnesses_of.items()}
     formulas = []
     notes = list(inst.notes)
     false_now = 0
     for row in rows:
-        witnesses = by_values.get(identity_of_values(row))
-        if witnesses is None:  # a float aggregate summed in another order by the other run
-            witnesses = by_rounded.get(_rounded(row), [])
-        f = composer.answer(witnesses, inst.shape) if witnesses else manager.false
+        f = formula_of[identity_of_values(row)]
         if not manager.evaluate(f, manager.support(f)):
             false_now += 1
         formulas.append(f)
