@@ -248,9 +248,9 @@ def test_plan_history_rows_are_newest_first() -> None:
     rows = queryview.plan_history_rows(plans, "q")
     assert rows.columns.tolist() == queryview.PLAN_HISTORY_COLUMNS
     assert rows.values.tolist() == [
-        ["2026-01-03 00:00:00", "planned", "exhaustive", "7 → 3.25", ""],
-        ["2026-01-02 00:00:00", "statistics", "declarative", "40 → 12.5",
+        ["2026-01-03 00:00:00", "planned", "exhaustive", "– → –", "7 → 3.25", ""],
+        ["2026-01-02 00:00:00", "statistics", "declarative", "– → –", "40 → 12.5",
          "rows of link 240 → 4,800"],
-        ["2026-01-01 00:00:00", "initial", "exhaustive", "– → 2.5", ""]]
+        ["2026-01-01 00:00:00", "initial", "exhaustive", "– → –", "– → 2.5", ""]]
     assert queryview.plan_history_rows(plans, "none").empty
     assert queryview.plan_history_rows(pd.DataFrame(), "q").empty
