@@ -17,6 +17,7 @@ __all__ = [
     "ConfigError",
     "SetupError",
     "InvalidRecordError",
+    "StateError",
     "LakeError",
     "TableMissingError",
     "UnknownViewError",
@@ -95,6 +96,10 @@ class OrphanDeltaError(ProvenanceError):
 
 class EngineError(AspenError):
     """An operator or plan was used outside its contract."""
+
+
+class StateError(EngineError):
+    """Stored engine state that is not Aspen's (or names what no state holds): not loaded."""
 
 
 class InjectedCrash(AspenError):

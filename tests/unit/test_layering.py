@@ -21,7 +21,7 @@ LIBS = ROOT / "libs"
 #: The layers of ``libs/aspen``, lowest first. A package may import its own layer and the ones
 #: below. (The root package ``aspen`` itself, which holds only the version, is below them all.)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("aspen.errors", "aspen.settings", "aspen.catalog", "aspen.crashpoints"),
+    ("aspen.errors", "aspen.settings", "aspen.catalog", "aspen.crashpoints", "aspen.state_pickle"),
     ("aspen.provenance",),
     ("aspen.engine",),
     ("aspen.views", "aspen.baselines", "aspen.generators", "aspen.optimizer",

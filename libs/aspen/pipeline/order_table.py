@@ -22,6 +22,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from aspen import state_pickle
 from aspen.engine.batch import BaseFact
 from aspen.lake.deltars import table_exists, write_table
 from aspen.pipeline.changes import batch_between, live_facts
@@ -63,7 +64,7 @@ def read_placement(settings: Settings) -> VariablePlacement | None:
         columns=["placement"])
     if rows.num_rows != 1:
         return None
-    found = pickle.loads(rows.column("placement")[0].as_py())  # our own table: see docstring
+    found = state_pickle.loads(rows.column("placement")[0].as_py(), "variable order")
     return found if isinstance(found, VariablePlacement) else None
 
 

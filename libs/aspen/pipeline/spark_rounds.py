@@ -44,6 +44,7 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from aspen import state_pickle
 from aspen.catalog import VIEW_COLUMNS
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
@@ -222,7 +223,7 @@ def host_round(config: RoundConfig, rows: pd.DataFrame) -> pd.DataFrame:
     facts: dict[int, list] = {}
     for me, data in zip(rows.loc[kind == "fact", "node"], rows.loc[kind == "fact", "payload"],
                         strict=True):
-        facts.setdefault(int(me), []).append(pickle.loads(bytes(data)))
+        facts.setdefault(int(me), []).append(state_pickle.loads(bytes(data), "a round's fact"))
     for node_facts in facts.values():
         node_facts.sort(key=lambda f: _var_number(f.var))  # arrival order, as the local runtime
     kills = rows[kind == "kill"]

@@ -9,7 +9,7 @@ since. A row: ``query``, ``method``, ``query_json`` (the join graph the state is
 (:data:`STATE_FORMAT`), ``saved_at``. Written by compare-and-swap
 (:mod:`aspen.queries.keyed_table`).
 
-Loading accepts only the optimizer's own classes (:class:`_StateUnpickler`: classes of
+Loading accepts only the optimizer's own classes (:mod:`aspen.state_pickle`: classes of
 ``aspen.optimizer`` and a few builtin containers; a pickle naming anything else is refused),
 and any state that cannot be loaded — another format, a class renamed since — is treated as
 none: the next run optimizes from scratch and says so.
@@ -30,7 +30,6 @@ none: the next run optimizes from scratch and says so.
 
 from __future__ import annotations
 
-import io
 import json
 import pickle
 from collections.abc import Mapping
@@ -38,6 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from aspen import state_pickle
 from aspen.optimizer.result import Optimizer
 from aspen.optimizer.stats import Stats
 from aspen.queries.keyed_table import read_rows, rewrite
@@ -49,9 +49,6 @@ __all__ = ["STATE_FORMAT", "STATE_TABLE", "SavedState", "drop_state", "load_stat
 STATE_TABLE = "optimizer_state"
 #: Bumped when the saved form changes incompatibly; other formats load as no state.
 STATE_FORMAT = 1
-#: Builtins a saved optimizer may name beside the classes of aspen.optimizer.
-_BUILTINS = frozenset({"range", "frozenset", "set", "dict", "list", "tuple", "slice"})
-_ALLOWED = {("collections", "deque"), ("collections", "OrderedDict"), ("random", "Random")}
 
 
 @dataclass(frozen=True)
@@ -63,19 +60,6 @@ class SavedState:
     stats: Stats
     optimizer: Optimizer
     saved_at: datetime
-
-
-class _StateUnpickler(pickle.Unpickler):
-    """Loads only classes of ``aspen.optimizer`` and a few plain containers."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in _BUILTINS or (module, name) in _ALLOWED:
-            return super().find_class(module, name)
-        if module == "aspen.optimizer" or module.startswith("aspen.optimizer."):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"the saved optimizer state names {module}.{name}")
 
 
 def _schema():
@@ -107,7 +91,8 @@ def load_state(settings: Settings, query: str) -> SavedState | None:
     if row is None or row["format"] != STATE_FORMAT:
         return None
     try:
-        optimizer = _StateUnpickler(io.BytesIO(row["state"])).load()
+        optimizer = state_pickle.loads(row["state"], "the saved optimizer state",
+                                       modules=("aspen.optimizer",))
         stats = Stats.from_json(json.loads(row["stats_json"]))
     except Exception:  # noqa: BLE001 - any unloadable state means: start from scratch
         return None

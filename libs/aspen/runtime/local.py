@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen import state_pickle
 from aspen.catalog import check_view, check_views
 from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 from aspen.engine.factory import build_operator, resolve_rule
@@ -76,18 +77,16 @@ class ViewDelta:
 
 
 def read_state_payload(data: bytes, version: int | tuple[int, ...], what: str) -> dict[str, Any]:
-    """Unpickle state bytes written by Aspen (our own state rows and files only) and check their
-    version (one, or a tuple of those the caller reads); :class:`EngineError` otherwise.
+    """Unpickle state bytes through the state allow-list (:mod:`aspen.state_pickle`: a lake's
+    bytes run no code) and check their version (one, or a tuple of those the caller reads);
+    :class:`EngineError` otherwise.
 
     >>> read_state_payload(pickle.dumps({"version": 2, "x": 1}), 2, "state")["x"]
     1
     >>> read_state_payload(pickle.dumps({"version": 2, "x": 1}), (2, 3), "state")["x"]
     1
     """
-    try:
-        payload = pickle.loads(data)
-    except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad state
-        raise EngineError(f"cannot read {what}: {err}") from err
+    payload = state_pickle.loads(data, what)
     versions = version if isinstance(version, tuple) else (version,)
     if not isinstance(payload, dict) or payload.get("version") not in versions:
         raise EngineError(f"not an Aspen {what} (or an unsupported version)")
@@ -398,7 +397,7 @@ class LocalRuntime:
     @classmethod
     def load_state(cls, data: bytes, backend: str | None = None,
                    core: str = "auto") -> LocalRuntime:
-        """Rebuild a runtime from :meth:`dump_state` bytes (our own state files only: pickle).
+        """Rebuild a runtime from :meth:`dump_state` bytes (read through :mod:`aspen.state_pickle`).
 
         The state may have been written by either core: a view the state holds as reference
         operators and this runtime runs natively (or the other way round) is converted."""

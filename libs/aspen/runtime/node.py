@@ -31,6 +31,7 @@ import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from aspen import state_pickle
 from aspen.engine.batch import BaseFact
 from aspen.engine.partitioning import owner
 from aspen.engine.plan import PlanChoices
@@ -96,7 +97,7 @@ def decode_messages(data: bytes, manager: ProvenanceManager) -> list[tuple[str, 
     """Rebuild the ``(operator, port, update)`` messages of :func:`encode_messages` bytes in
     ``manager``; also reads a single message as Aspen wrote them before (a node's journal may
     hold such rounds)."""
-    record = pickle.loads(data)
+    record = state_pickle.loads(data, "round messages")
     if record[0] != _BUNDLE:
         target, port, op, relation, values, pv, deleted = record
         formula = None if pv is None else manager.decode(pv)
@@ -295,7 +296,7 @@ class NodeRuntime(LocalRuntime):
     def load(cls, data: bytes, backend: str | None = None,
              warm: NodeRuntime | None = None,
              manager: ProvenanceManager | None = None) -> NodeRuntime:
-        """Restore a node from :meth:`dump` bytes (our own state table only: pickle).
+        """Restore a node from :meth:`dump` bytes (read through :mod:`aspen.state_pickle`).
 
         ``warm`` — an earlier restoration of the same node that is discarded — lends its BDD
         manager and decoded formulas when its segments are a prefix of the state's: only the
@@ -330,7 +331,7 @@ class NodeRuntime(LocalRuntime):
         ops = node.nodes[node.me]
         states = payload["ops"]
         if isinstance(states, bytes):  # version 3: the operators' part pickled on its own
-            states = pickle.loads(states)
+            states = state_pickle.loads(states, "node state")
         for name, state in states.items():
             ops[name].load_state(state, codec)
         node.published = {

@@ -49,7 +49,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import pickle
 import random
 import time
@@ -58,6 +57,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aspen import state_pickle
 from aspen.catalog import check_views
 from aspen.engine.batch import BaseFact, Batch
 from aspen.engine.partitioning import owner
@@ -127,16 +127,8 @@ def encode_journal(entries: Iterable[RoundInput]) -> bytes:
     return b"".join(pickle.dumps(e, protocol=pickle.HIGHEST_PROTOCOL) for e in entries)
 
 
-class _JournalUnpickler(pickle.Unpickler):
-    """Reads journals written when this module was ``aspen.engine.rounds`` too (a lake's
-    ``node_state`` keeps them across upgrades)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        return super().find_class(__name__ if module == "aspen.engine.rounds" else module, name)
-
-
 def decode_journal(data: bytes | None) -> tuple[RoundInput, ...]:
-    """The entries of :func:`encode_journal` bytes (our own journal only: pickle).
+    """The entries of :func:`encode_journal` bytes (read through :mod:`aspen.state_pickle`).
 
     >>> old = pickle.dumps(RoundInput(flush=True), protocol=0).replace(
     ...     b"aspen.runtime.rounds", b"aspen.engine.rounds")  # the module's former name
@@ -145,10 +137,9 @@ def decode_journal(data: bytes | None) -> tuple[RoundInput, ...]:
     """
     if not data:
         return ()
-    stream, out = io.BytesIO(data), []
-    while stream.tell() < len(data):
-        out.append(_JournalUnpickler(stream).load())
-    return tuple(out)
+    # the module was ``aspen.engine.rounds`` once: a lake's node_state keeps such journals
+    return tuple(state_pickle.load_all(data, "a node's journal",
+                                       renames={"aspen.engine.rounds": __name__}))
 
 
 def state_digest(data: bytes) -> bytes:
