@@ -4,15 +4,18 @@ over the lake's tables, planned by the optimizer (docs/queries.md).
 ``register`` and ``drop`` change the ``queries`` table, ``list``, ``show`` and ``history`` read
 it and the plan history (no Spark); ``plan`` reads the statistics of the query's tables and
 stores the optimizer's plan; ``run`` runs the query with its plan into ``q_NAME`` and prints
-each join's estimated and observed rows; ``reoptimize`` re-optimizes queries incrementally
-from their saved optimizer state and adopts a changed plan (what the ``aspen_reoptimize`` DAG
-runs).
+each join's estimated and observed rows — or, with ``--provenance`` (and always for a query
+registered with ``--provenance``), runs its SQL through the provenance instrumentation and
+prints or keeps each row's formula (docs/queries.md, "Provenance"); ``reoptimize``
+re-optimizes queries incrementally from their saved optimizer state and adopts a changed plan
+(what the ``aspen_reoptimize`` DAG runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from aspen.settings import Settings
 
@@ -32,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     reg.add_argument("name", metavar="NAME", help="an identifier; the result is table q_NAME")
     reg.add_argument("--sql", required=True, help="one SELECT block (docs/queries.md)")
     reg.add_argument("--replace", action="store_true", help="replace a query of that name")
+    reg.add_argument("--provenance", action="store_true",
+                     help="every run keeps each result row's formula (column provenance of "
+                     "q_NAME); always a full instrumented run")
     lst = actions.add_parser("list", help="the registered queries")
     lst.add_argument("--format", choices=("table", "csv", "json"), default="table")
     show = actions.add_parser("show", help="a query: its SQL, join graph, plan and last run")
@@ -41,6 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     run = actions.add_parser("run", help="run a query (planned first if it has no plan)")
     run.add_argument("name", metavar="NAME")
     run.add_argument("--replan", action="store_true", help="plan it again first")
+    run.add_argument("--provenance", action="store_true",
+                     help="run it through the provenance instrumentation and print each row "
+                     "with its formula")
+    run.add_argument("--format", choices=("table", "json", "csv"), default=None,
+                     help="with --provenance: how to print (default table)")
+    run.add_argument("--why", type=int, default=None, metavar="N",
+                     help="with --provenance: explain row N (from 0)")
+    run.add_argument("--limit", type=int, default=20,
+                     help="--why: at most this many witness sets (default 20)")
+    run.add_argument("--engine", choices=("spark", "duckdb"), default=None,
+                     help="with provenance: where the query runs (default spark; duckdb: in "
+                     "process)")
     for command in (plan, run):
         command.add_argument("--method", choices=tuple(METHODS), default=None,
                              help=f"the optimizer (default {DEFAULT_METHOD})")
@@ -70,11 +88,14 @@ def _register(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.queries.names import result_table
     from aspen.queries.registry import register as add
 
-    entry = add(settings, args.name, args.sql, replace_existing=args.replace)
+    entry = add(settings, args.name, args.sql, replace_existing=args.replace,
+                provenance=args.provenance)
     query = entry.parsed().query
+    kept = " (with each row's formula in column provenance)" if entry.provenance else ""
     print(f"registered query {entry.name}: {len(query.relations)} relation(s) of "
           f"{', '.join(sorted(set(query.relations.values())))}, {len(query.joins)} join "
-          f"predicate(s), {len(query.filters)} filter(s); result table {result_table(entry.name)}")
+          f"predicate(s), {len(query.filters)} filter(s); result table "
+          f"{result_table(entry.name)}{kept}")
     return 0
 
 
@@ -100,6 +121,7 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
 def _show(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.errors import ConfigError
     from aspen.optimizer.stats import Stats
+    from aspen.queries.names import result_table
     from aspen.queries.planner import plan_lines
     from aspen.queries.registry import get_query
     from aspen.queries.runs import last_run
@@ -126,9 +148,16 @@ def _show(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.queries.incremental.compile import NotIncremental, compile_query
 
     compiled = compile_query(parsed)
-    print("  maintained: " + (f"recomputed on Spark after every batch ({compiled.reason})"
-                              if isinstance(compiled, NotIncremental) else
-                              "incrementally after every batch (state + merge, in process)"))
+    if entry.provenance:
+        print(f"  provenance: kept; each row's formula in column provenance of "
+              f"{result_table(entry.name)}")
+        print("  maintained: recomputed whole with provenance after every batch (the "
+              "instrumented SQL; never incrementally" + ("" if isinstance(
+                  compiled, NotIncremental) else ", though the query alone would be") + ")")
+    else:
+        print("  maintained: " + (f"recomputed on Spark after every batch ({compiled.reason})"
+                                  if isinstance(compiled, NotIncremental) else
+                                  "incrementally after every batch (state + merge, in process)"))
     if entry.plan is None or entry.stats is None:
         print("  plan: none yet (aspen query plan NAME)")
     else:
@@ -176,8 +205,18 @@ def _plan(args: argparse.Namespace, settings: Settings) -> int:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from aspen.queries.names import result_table
+    from aspen.queries.registry import get_query
     from aspen.queries.runner import run_query
 
+    _check_run_options(args)
+    entry = get_query(settings, args.name)
+    if args.provenance or entry.provenance:
+        return _run_with_provenance(args, settings, entry.sql, entry.provenance)
+    if args.engine is not None:
+        from aspen.errors import ConfigError
+
+        raise ConfigError("--engine is for runs with provenance (add --provenance); a planned "
+                          "run is on Spark")
     report = run_query(_spark_for(settings, args.name), settings, args.name,
                        replan=args.replan, method=args.method)
     print(f"query {args.name}: {report.result_rows} rows into {result_table(args.name)} in "
@@ -192,6 +231,52 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if not report.matches:
         print("warning: Spark did not run every join as planned (see 'executed')")
     return 0
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """Refuse, in one line, options that do not go together."""
+    from aspen.errors import ConfigError
+
+    for option, value in (("--why", args.why), ("--format", args.format)):
+        if value is not None and not args.provenance:
+            raise ConfigError(f"{option} needs --provenance (aspen query run {args.name} "
+                              f"--provenance {option} …)")
+    if args.provenance and (args.replan or args.method is not None):
+        raise ConfigError("--replan and --method choose a plan, and a run with provenance "
+                          "uses none: leave them out")
+    if args.why is not None and args.why < 0:
+        raise ConfigError(f"--why must be a row number from 0, got {args.why}")
+    if args.limit < 0:
+        raise ConfigError(f"--limit must not be negative, got {args.limit}")
+
+
+def _run_with_provenance(args: argparse.Namespace, settings: Settings, sql: str,
+                         keep: bool) -> int:
+    """Run the query with provenance; ``keep`` (registered with provenance): write q_NAME with
+    each row's formula. Without ``--provenance`` only the run's line is printed."""
+    from aspen.cli.sql import print_answer, print_why
+    from aspen.errors import ConfigError
+    from aspen.queries.names import result_table
+    from aspen.queries.query_provenance import run_with_provenance
+
+    if not args.provenance and (args.replan or args.method is not None):
+        raise ConfigError(f"query {args.name} keeps provenance and is run without a plan: "
+                          "leave out --replan and --method")
+    report, answer = run_with_provenance(settings, args.name, sql, args.engine or "spark",
+                                         write=keep)
+    where = (f"into {result_table(args.name)}" if keep else f"printed; {result_table(args.name)}"
+             " not written (registered without --provenance)")
+    line = (f"query {args.name}: {report.result_rows} rows with provenance {where} in "
+            f"{report.seconds:.2f} s ({report.engine})")
+    if not args.provenance:
+        print(line)
+        return 0
+    if args.why is not None:
+        code = print_why(answer, args.why, args.format or "table", args.limit)
+    else:
+        code = print_answer(answer, args.format or "table", provenance=True)
+    print(line, file=sys.stderr)  # after the answer: a refused --why stays one line
+    return code
 
 
 def _reoptimize(args: argparse.Namespace, settings: Settings) -> int:

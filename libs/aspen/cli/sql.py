@@ -41,9 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from aspen.cli._output import print_rows, printable
     from aspen.errors import ConfigError
-    from aspen.sqlprov.render import to_text
     from aspen.sqlprov.run import explain_sql, run_sql
 
     if args.limit < 0:
@@ -56,10 +54,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     provenance = args.provenance or args.why is not None
     answer = run_sql(settings, args.statement, provenance=provenance, engine=args.engine)
     if args.why is not None:
-        return _why(answer, args)
+        return print_why(answer, args.why, args.format, args.limit)
+    return print_answer(answer, args.format, provenance)
+
+
+def print_answer(answer, fmt: str, provenance: bool) -> int:  # noqa: ANN001 - a SqlAnswer
+    """Print ``answer`` in ``fmt`` (its notes on stderr); also ``aspen query run``'s."""
+    from aspen.cli._output import print_rows, printable
+    from aspen.sqlprov.render import to_text
+
     for note in answer.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
-    if args.format == "json":
+    if fmt == "json":
         print(json.dumps(answer.as_json(), indent=1))
         return 0
     columns = list(answer.columns)
@@ -68,24 +74,25 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         columns.append("provenance")
         for i, row in enumerate(rows):
             rendered = answer.provenance(i)
-            row.append(json.dumps(rendered) if args.format == "csv" else to_text(rendered))
-    print_rows(columns, rows, args.format)
+            row.append(json.dumps(rendered) if fmt == "csv" else to_text(rendered))
+    print_rows(columns, rows, fmt)
     return 0
 
 
-def _why(answer, args: argparse.Namespace) -> int:  # noqa: ANN001 - a SqlAnswer
+def print_why(answer, index: int, fmt: str, limit: int) -> int:  # noqa: ANN001 - a SqlAnswer
+    """Print row ``index``'s witness sets and critical tuples; also ``aspen query run``'s."""
     from aspen.cli._output import cell_text, printable
 
-    explained = answer.why(args.why, limit=args.limit)
-    values = answer.values(args.why)
-    if args.format == "json":
-        print(json.dumps({"row": args.why, "values": values,
-                          "provenance": answer.provenance(args.why),
+    explained = answer.why(index, limit=limit)
+    values = answer.values(index)
+    if fmt == "json":
+        print(json.dumps({"row": index, "values": values,
+                          "provenance": answer.provenance(index),
                           "witnesses": explained.witnesses, "critical": explained.critical,
                           "truncated": explained.truncated, "exact": answer.exact}, indent=1))
         return 0
-    shown = ", ".join(printable(cell_text(v)) for v in answer.rows[args.why])
-    print(f"row {args.why}: ({shown})")
+    shown = ", ".join(printable(cell_text(v)) for v in answer.rows[index])
+    print(f"row {index}: ({shown})")
     count = f"{len(explained.witnesses)}{'+' if explained.truncated else ''}"
     print(f"  {count} minimal witness set(s):")
     for i, w in enumerate(explained.witnesses, 1):

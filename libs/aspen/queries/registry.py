@@ -4,7 +4,9 @@ One row per query: ``name``, ``sql``, ``registered_at``, its join graph (``query
 and execution spec (``spec_json``) as parsed at registration, and its current plan:
 ``plan_json``, ``plan_cost``, ``optimizer``, ``planned_at`` and the statistics it was chosen
 under (``stats_json``, S.json plus per-column min/max and the tables' Delta versions); the plan
-columns are null until the query is first planned. Its result is the table ``q_<name>``.
+columns are null until the query is first planned; ``provenance``: whether every run keeps each
+result row's formula (:mod:`aspen.queries.query_provenance`; a column added later: a registry
+written before it reads as false). Its result is the table ``q_<name>``.
 
 The table is small and written by delta-rs with a compare-and-swap on its version
 (:mod:`aspen.queries.keyed_table`): two registrations at once both land. No lease:
@@ -56,6 +58,7 @@ class RegisteredQuery:
     optimizer: str | None = None
     planned_at: datetime | None = None
     stats_json: str | None = None
+    provenance: bool = False
 
     @property
     def plan(self) -> dict[str, Any] | None:
@@ -80,7 +83,7 @@ def _schema():
         ("name", pa.string()), ("sql", pa.string()), ("registered_at", stamp),
         ("query_json", pa.string()), ("spec_json", pa.string()), ("plan_json", pa.string()),
         ("plan_cost", pa.float64()), ("optimizer", pa.string()), ("planned_at", stamp),
-        ("stats_json", pa.string())])
+        ("stats_json", pa.string()), ("provenance", pa.bool_())])
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -90,6 +93,7 @@ def _utc(value: datetime | None) -> datetime | None:
 def _row(row: dict[str, Any]) -> RegisteredQuery:
     row = dict(row)
     row["registered_at"], row["planned_at"] = _utc(row["registered_at"]), _utc(row["planned_at"])
+    row["provenance"] = bool(row.get("provenance"))  # absent or null in older registries
     return RegisteredQuery(**row)
 
 
@@ -113,13 +117,19 @@ def _unknown(name: str, rows: dict[str, RegisteredQuery]) -> ConfigError:
     return ConfigError(f"no query {name!r} is registered (registered: {known})")
 
 
-def register(settings: Settings, name: str, sql: str, replace_existing: bool = False
-             ) -> RegisteredQuery:
+def register(settings: Settings, name: str, sql: str, replace_existing: bool = False,
+             provenance: bool = False) -> RegisteredQuery:
     """Register the query ``name`` (validated by parsing its SQL); an existing one of that name
-    is refused unless ``replace_existing`` (which also forgets its plan)."""
+    is refused unless ``replace_existing`` (which also forgets its plan). With ``provenance``
+    its SQL must also be one the provenance instrumentation takes, and every run keeps each
+    result row's formula."""
     parsed = parse_query(check_name(name), sql)
+    if provenance:
+        from aspen.queries.query_provenance import check_instrumentable
+
+        check_instrumentable(name, sql)
     entry = RegisteredQuery(name, sql, datetime.now(UTC), json.dumps(parsed.query.to_json()),
-                            json.dumps(parsed.spec.to_json()))
+                            json.dumps(parsed.spec.to_json()), provenance=provenance)
 
     def add(rows: dict[str, RegisteredQuery]) -> dict[str, RegisteredQuery]:
         if name in rows and not replace_existing:

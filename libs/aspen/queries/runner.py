@@ -9,7 +9,9 @@ time limit (:mod:`aspen.queries.guard`: its Spark job group is cancelled when th
 and catching every error per query — after a maintained batch a query the incremental compiler
 accepts is brought to that batch in process by its state (:mod:`aspen.queries.incremental`,
 no Spark; a join in the order of its stored plan, and re-planned when its live statistics
-moved, :mod:`aspen.queries.follow`), the others are recomputed on Spark — then appends the
+moved, :mod:`aspen.queries.follow`), the others are recomputed on Spark; a query registered
+with provenance is always run whole through the provenance instrumentation
+(:mod:`aspen.queries.query_provenance`), never incrementally — then appends the
 round's ``query_runs`` rows in one commit, records each query's outcome in
 ``query_status`` (:mod:`aspen.queries.status`) in another and, after a maintained batch, each
 query's path and cost in ``query_batches`` (:mod:`aspen.queries.batch_costs`) in a third.
@@ -38,6 +40,7 @@ from aspen.queries.guard import run_limited, time_limit_from_env
 from aspen.queries.incremental.expr import NotIncrementalError
 from aspen.queries.incremental.maintain import IncrementalReport, maintain_incremental
 from aspen.queries.planner import DEFAULT_METHOD, choose_plan
+from aspen.queries.query_provenance import ProvenanceReport, run_with_provenance
 from aspen.queries.registry import RegisteredQuery, get_query, list_queries
 from aspen.queries.reoptimize import record_plan
 from aspen.queries.spec import ParsedQuery
@@ -80,7 +83,7 @@ class QueryOutcome:
     """
 
     name: str
-    report: RunReport | IncrementalReport | None
+    report: RunReport | IncrementalReport | ProvenanceReport | None
     error: Exception | None = None
     timed_out: bool = False
     seconds: float = 0.0
@@ -109,7 +112,7 @@ class QueryOutcome:
 
         if self.report is None:
             return f"  query {self.name}: {self.status}: {self.reason}"
-        if isinstance(self.report, IncrementalReport):
+        if isinstance(self.report, IncrementalReport | ProvenanceReport):
             return f"  query {self.report.line()}"
         planned = "" if self.report.matches else " (not every join ran as planned)"
         return (f"  query {self.name}: {self.report.result_rows} rows into "
@@ -129,7 +132,7 @@ class QueryOutcome:
         if isinstance(report, IncrementalReport):
             return BatchCost(self.name, batch_id, INCREMENTAL, report.mode, float(self.seconds),
                              report.rows_changed, None, report.state_rows, now)
-        if isinstance(report, RunReport):
+        if isinstance(report, RunReport | ProvenanceReport):
             return BatchCost(self.name, batch_id, RECOMPUTED, None, float(self.seconds), None,
                              report.result_rows, None, now)
         return BatchCost(self.name, batch_id, FAILED_PATH, None, float(self.seconds), None,
@@ -137,7 +140,8 @@ class QueryOutcome:
 
     def to_status(self, batch_id: int | None) -> QueryStatus:
         """The row of ``query_status`` this outcome records."""
-        run_id = self.report.run_id if isinstance(self.report, RunReport) else None
+        run_id = (self.report.run_id if isinstance(self.report, RunReport | ProvenanceReport)
+                  else None)
         return QueryStatus(self.name, self.status, self.reason, batch_id, run_id,
                            datetime.now(UTC), float(self.seconds))
 
@@ -230,7 +234,8 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
                    replan: bool = False, *, time_limit: float | None = None,
                    run_one: RunOne | None = None, cancel: Cancel | None = None,
                    should_stop: Callable[[], bool] = lambda: False,
-                   incremental: bool = True) -> list[QueryOutcome]:
+                   incremental: bool = True,
+                   provenance_engine: str = "spark") -> list[QueryOutcome]:
     """Run every registered query (by name), each within ``time_limit`` seconds (None: no
     limit); a query that fails — its SQL is refused, a table it reads is missing, Spark fails,
     the limit cancels it — is reported and recorded, and the others still run. The round's
@@ -241,7 +246,9 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     once ``should_stop()`` says so, the queries not yet started are left out (not recorded).
     After a maintained batch (``batch_id``, not ``replan``, ``incremental``) each query is
     first tried incrementally in process; ``spark`` may be a function giving the session,
-    called only when a query must be recomputed."""
+    called only when a query must be recomputed. A query registered with provenance is run
+    whole with its formulas on ``provenance_engine`` (``spark``, or ``duckdb`` in process:
+    there the time limit is recorded but cannot stop the run)."""
     from aspen.queries.batch_costs import append_batch_costs
     from aspen.queries.runs import append_runs
     from aspen.queries.status import record_statuses
@@ -256,6 +263,10 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     for entry in entries:
         if should_stop():
             break
+        if entry.provenance:
+            out.append(_with_provenance(spark, settings, entry, round_id, time_limit,
+                                        provenance_engine))
+            continue
         if batch_id is not None and incremental and not replan:
             done = run_limited(lambda e=entry: _incremental(settings, e, batch_id), time_limit,
                                lambda: None)
@@ -280,6 +291,35 @@ def run_registered(spark: SparkSession | Callable[[], SparkSession] | None, sett
     if batch_id is not None:  # a round after a maintained batch: its cost per query
         append_batch_costs(settings, [o.to_cost(batch_id) for o in out])
     return out
+
+
+def _with_provenance(spark: SparkSession | Callable[[], SparkSession] | None,
+                    settings: Settings, entry: RegisteredQuery, round_id: str,
+                    time_limit: float | None, engine: str) -> QueryOutcome:
+    """One query of a round run whole with provenance; on Spark its jobs in a job group of
+    their own, cancelled when the time limit passes."""
+    name = entry.name
+
+    def run() -> ProvenanceReport:
+        return run_with_provenance(settings, name, entry.sql, engine)[0]
+
+    if engine != "spark" or spark is None:  # in process: nothing to cancel
+        done = run_limited(run, time_limit, lambda: None)
+        return QueryOutcome(name, done.value, done.error, done.timed_out, done.seconds,
+                            time_limit)
+    session = spark if hasattr(spark, "sparkContext") else spark()  # type: ignore[operator]
+    context, group = session.sparkContext, f"aspen-query-{name}-{round_id}"
+
+    def grouped() -> ProvenanceReport:
+        context.setJobGroup(group, f"aspen continuous query {name} (provenance)",
+                            interruptOnCancel=True)
+        try:
+            return run()
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+
+    done = run_limited(grouped, time_limit, lambda: context.cancelJobGroup(group))
+    return QueryOutcome(name, done.value, done.error, done.timed_out, done.seconds, time_limit)
 
 
 def run_round(settings: Settings, batch_id: int, spark: Callable[[], SparkSession],

@@ -25,11 +25,11 @@ from functools import lru_cache
 from typing import Any
 
 from aspen.errors import ConfigError
-from aspen.provenance.bdd import ProvenanceManager
+from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.settings import Settings
 from aspen.sqlprov.algebra import Query, scans
 from aspen.sqlprov.answer import SqlAnswer
-from aspen.sqlprov.formula import Composer, ViewFormulas
+from aspen.sqlprov.formula import Composer, ViewFormulas, values_key
 from aspen.sqlprov.instrument import ENGINES, Instrumented, instrument
 from aspen.sqlprov.optimize import Plan, explain_text, plan_query
 from aspen.sqlprov.parse import parse_sql
@@ -225,42 +225,78 @@ def compose(names: tuple[str, ...], inst: Instrumented, results: Sequence[list[t
     if len(results) < 2:
         return SqlAnswer(names, rows, sql=dict(statements), engine=engine)
     manager = ProvenanceManager(backend) if manager is None else manager
+    ordered = structured and not _reads_views(inst.shape)
     composer = Composer(manager, ViewFormulas(manager, variables), memo=structured)
     header = inst.outputs + columns(inst.shape)
     width = len(inst.outputs)
     by_values: dict[tuple, list[dict[str, Any]]] = {}
-    by_rounded: dict[tuple, list[dict[str, Any]]] = {}
     for raw in results[1]:
         record = dict(zip(header, raw, strict=True))
-        by_values.setdefault(identity_of_values(raw[:width]), []).append(record)
-        by_rounded.setdefault(_rounded(raw[:width]), []).append(record)
+        by_values.setdefault(values_key(raw[:width]), []).append(record)
+    by_rounded: dict[tuple, list[dict[str, Any]]] | None = None  # built when first needed
     # each distinct answer row's witnesses, once (rows with equal values share a formula)
     witnesses_of: dict[tuple, list[dict[str, Any]]] = {}
     for row in rows:
-        key = identity_of_values(row)
+        key = values_key(row)
         if key not in witnesses_of:
             found = by_values.get(key)
             if found is None:  # a float aggregate summed in another order by the other run
+                if by_rounded is None:
+                    by_rounded = {}
+                    for values, records in by_values.items():
+                        by_rounded.setdefault(_rounded(values), []).extend(records)
                 found = by_rounded.get(_rounded(row), [])
             witnesses_of[key] = found
     if structured:
         # with view witnesses the decoded view formulas place their own variables, and the
         # up-front order measured slower there (docs/sql-provenance.md): bulk decoding only
         composer.declare((w for w in witnesses_of.values() if w), inst.shape,
-                         order_variables=not _reads_views(inst.shape))
-    formula_of = {key: composer.answer(w, inst.shape) if w else manager.false
-                  for key, w in witnesses_of.items()}
+                         order_variables=ordered)
+    # where every answer's tuples lie in few runs of the structural order, that order is the
+    # one wanted: CUDD's sifting would only spend time (most of it, on thousands of variables)
+    # and move it away; tuples crossing many others (TPC-H Q5's suppliers across customers)
+    # blow up in a fixed order, and sifting keeps them bounded — restored afterwards
+    fixed = (ordered and manager.backend == "cudd"
+             and composer.crossing(witnesses_of.values(), inst.shape) <= MAX_CROSSING)
+    before = manager.bdd.configure(reordering=False)["reordering"] if fixed else None
+    try:
+        formula_of = {key: composer.answer(w, inst.shape) if w else manager.false
+                      for key, w in witnesses_of.items()}
+    finally:
+        if fixed:
+            manager.bdd.configure(reordering=before)
     formulas = []
     notes = list(inst.notes)
     false_now = 0
     for row in rows:
-        f = formula_of[identity_of_values(row)]
-        if not manager.evaluate(f, manager.support(f)):
+        f = formula_of[values_key(row)]
+        if not _true_when_all_present(manager, f):
             false_now += 1
         formulas.append(f)
     if false_now and not notes:
         notes.append(f"{false_now} row(s) whose formula is false over the current tuples")
     return SqlAnswer(names, rows, manager, formulas, tuple(notes), dict(statements), engine)
+
+
+#: The most tuples open at once (:meth:`~aspen.sqlprov.formula.Composer.crossing`) under which
+#: formulas are composed in the structural order with CUDD's reordering off.
+MAX_CROSSING = 24
+
+
+def _true_when_all_present(manager: ProvenanceManager, formula: Formula) -> bool:
+    """Whether ``formula`` holds when every tuple it mentions is present: the path of high
+    edges from its root (``manager.support`` lists variables in time quadratic in their number
+    on CUDD, and the path is what ``evaluate`` would restrict to anyway).
+
+    >>> m = ProvenanceManager(backend="python")
+    >>> x, y = m.var("x"), m.var("y")
+    >>> [_true_when_all_present(m, f) for f in (x | y, x & ~y, ~x | y, m.false)]
+    [True, False, True, False]
+    """
+    node, true, false = formula, manager.true, manager.false
+    while node != true and node != false:
+        node = ~(~node).high if getattr(node, "negated", False) else node.high
+    return node == true
 
 
 def _rounded(values: Sequence[Any]) -> tuple:
