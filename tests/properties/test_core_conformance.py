@@ -31,12 +31,12 @@ def _pair(partitions: int, mode: str) -> tuple[LocalRuntime, LocalRuntime]:
     return native, reference
 
 
-def test_the_compiled_core_runs_reachable_and_the_reference_the_rest():
+def test_the_compiled_core_runs_both_views_and_the_reference_none():
     native, reference = _pair(4, "lazy")
-    assert native.core == "native" and set(native.native) == {"reachable"}
-    assert not any(name.startswith("reachable.") for name in native.nodes[0])
+    assert native.core == "native" and set(native.native) == {"reachable", "min_cost"}
+    assert not any(name.startswith(("reachable.", "path.")) for name in native.nodes[0])
     assert reference.core == "reference" and not reference.native
-    assert "reachable.fix" in reference.nodes[0]
+    assert "reachable.fix" in reference.nodes[0] and "path.fix" in reference.nodes[0]
 
 
 @pytest.mark.parametrize("mode", ["lazy", "eager"])
@@ -49,7 +49,7 @@ def test_native_and_reference_agree_after_every_batch(mode, program, partitions)
     for step in interpret(program):
         deltas = native.apply(step.batch)
         reference_deltas = reference.apply(step.batch)
-        native.flush()  # min_cost runs on the reference operators in both
+        native.flush()
         reference.flush()
         for view in VIEWS:
             assert dict(native.view(view)) == dict(reference.view(view)), view

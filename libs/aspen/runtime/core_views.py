@@ -3,7 +3,9 @@
 The in-process runtime runs a view either through the reference operators of
 :mod:`aspen.engine.operators` (Python; what the Spark query nodes run) or, for the views the
 compiled core implements, through one native kernel per view
-(:class:`~aspen.engine.native.NativeClosure` for ``reachable``; decision 0053). The two agree
+(:class:`~aspen.engine.native.NativeClosure` for ``reachable``, decision 0053;
+:class:`~aspen.engine.native.NativePaths` for the path family, one kernel serving every
+requested path view, decision 0056, when the plan choices are the defaults). The two agree
 exactly: same tuples after every batch, and the same BDD per tuple after a flush (in lazy
 mode the kernel, like the reference's lazy MinShips, buffers alternatives until a deletion
 needs them or a flush; in eager mode its formulas are always complete).
@@ -17,6 +19,9 @@ built and the manager is CUDD, else reference).
 'reference'
 >>> native_views(("reachable", "min_cost"), "reference")
 ()
+>>> from aspen.engine.plan import PlanChoices
+>>> native_views(("reachable", "min_cost"), "native", PlanChoices(aggsel=False))
+('reachable',)
 """
 
 from __future__ import annotations
@@ -25,17 +30,20 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from aspen.engine.batch import BaseFact
-from aspen.engine.native import NativeClosure, core_available
+from aspen.engine.native import NativeClosure, NativePaths, core_available
+from aspen.engine.native.paths import PATH_VIEW_NAMES, view_rows
 from aspen.engine.operators.base import FormulaCodec
 from aspen.engine.partitioning import owner
+from aspen.engine.plan import PlanChoices
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.settings import ENGINE_CORES
 
-__all__ = ["NATIVE_VIEWS", "NativeReachable", "native_views", "resolve_core"]
+__all__ = ["NATIVE_VIEWS", "NativePathFamily", "NativePathView", "NativeReachable",
+           "build_native", "native_views", "paths_native", "resolve_core"]
 
 #: The views the compiled core maintains; their reference operators are then not built.
-NATIVE_VIEWS: tuple[str, ...] = ("reachable",)
+NATIVE_VIEWS: tuple[str, ...] = ("reachable", *PATH_VIEW_NAMES)
 
 
 def resolve_core(core: str, manager: ProvenanceManager) -> str:
@@ -52,9 +60,41 @@ def resolve_core(core: str, manager: ProvenanceManager) -> str:
     return "native" if available else "reference"
 
 
-def native_views(views: Iterable[str], core: str) -> tuple[str, ...]:
-    """Those of ``views`` the (resolved) ``core`` runs natively."""
-    return tuple(v for v in views if core == "native" and v in NATIVE_VIEWS)
+def paths_native(choices: PlanChoices | None) -> bool:
+    """Whether the path family may run natively under ``choices``: the kernel implements the
+    default plan (multi-aggregate AggSel at the receiver and the sender); other choices
+    (``aggsel`` False or "single", ``aggsel_at_sender`` False) keep the reference."""
+    return choices is None or (choices.aggsel in (True, "multi") and choices.aggsel_at_sender)
+
+
+def native_views(views: Iterable[str], core: str,
+                 choices: PlanChoices | None = None) -> tuple[str, ...]:
+    """Those of ``views`` the (resolved) ``core`` runs natively under ``choices``."""
+    if core != "native":
+        return ()
+    paths = paths_native(choices)
+    return tuple(v for v in views
+                 if v in NATIVE_VIEWS and (paths or v not in PATH_VIEW_NAMES))
+
+
+def build_native(views: Iterable[str], core: str, choices: PlanChoices,
+                 manager: ProvenanceManager) -> tuple[dict[str, Any], list[Any]]:
+    """The native views (view → reader) and their kernels (each once, for the batch steps:
+    delete, insert, run, flush, index, tracking) of a runtime."""
+    lazy = choices.mode == "lazy"
+    readers: dict[str, Any] = {}
+    kernels: list[Any] = []
+    chosen = native_views(views, core, choices)
+    paths = [v for v in chosen if v in PATH_VIEW_NAMES]
+    if "reachable" in chosen:
+        readers["reachable"] = NativeReachable(manager, lazy=lazy)
+        kernels.append(readers["reachable"])
+    if paths:
+        family = NativePathFamily(manager, paths, lazy=lazy)
+        kernels.append(family)
+        for view in paths:
+            readers[view] = NativePathView(family, view)
+    return readers, kernels
 
 
 class NativeReachable:
@@ -171,3 +211,149 @@ class NativeReachable:
 
     def close(self) -> None:
         self.closure.close()
+
+
+#: Per path-family view: which best tuples it reads (1 cheapest, 2 fewest hops, 3 both) and
+#: whether it shows their paths.
+_READS: dict[str, tuple[int, bool]] = {
+    "min_cost": (1, False), "min_hops": (2, False), "cheapest_path": (1, True),
+    "fewest_hops": (2, True), "shortest_cheapest_path": (3, True),
+}
+
+
+class NativePathFamily:
+    """The path-family views in one compiled kernel (:class:`NativePaths`): the link facts in,
+    per-view rows and row changes out. The kernel's state is not dumped: a load derives it
+    again from the live link facts and flushes, so its formulas are the canonical ones
+    (the reference's after a flush; an unflushed lazy reference holds fewer), whichever core
+    wrote the state."""
+
+    relation = "link"
+
+    def __init__(self, manager: ProvenanceManager, views: Iterable[str],
+                 lazy: bool = False) -> None:
+        self.manager = manager
+        self.views = tuple(views)
+        self.paths = NativePaths(manager, lazy=lazy)
+        self._deltas: dict[str, tuple[set[tuple], set[tuple]]] | None = None
+        self._tracking = False
+        self._derived = False
+        self._owners: dict[Any, int] = {}
+        self._with_paths = any(_READS[v][1] for v in self.views)
+
+    # -- a batch ---------------------------------------------------------------------------
+    def delete_vars(self, dead: Iterable[str]) -> int:
+        return self.paths.delete_vars(dead)
+
+    def insert(self, facts: Iterable[BaseFact]) -> None:
+        """Queue the derivations of new link instances (their variables are declared)."""
+        var = self.manager.var
+        self.paths.add_links([(f.values[0], f.values[1], f.values[2], var(f.var))
+                              for f in facts if f.relation == self.relation])
+
+    def run(self) -> int:
+        return self.paths.run()
+
+    def flush(self) -> int:
+        return self.paths.flush()
+
+    def pending(self) -> int:
+        return self.paths.pending_alternatives()
+
+    def track_membership(self) -> None:
+        self.paths.track_membership()
+        self._tracking = True
+        self._deltas = None
+
+    def delta(self, view: str) -> tuple[set[tuple], set[tuple]]:
+        """(inserted, deleted) rows of ``view`` since :meth:`track_membership` (the kernel's
+        journal is read once for every view)."""
+        if self._deltas is None:
+            self._deltas = {}
+            if self._tracking and not self._with_paths:  # the minima only: no row objects
+                for name, (old, new) in self.paths.minimum_changes().items():
+                    self._deltas[name] = (new - old, old - new)
+            else:
+                before, after = self.paths.changes() if self._tracking else ([], [])
+                for name in self.views:
+                    old = set(view_rows(name, before, formulas=False))
+                    new = set(view_rows(name, after, formulas=False))
+                    self._deltas[name] = (new - old, old - new)
+            self._tracking = False
+        return self._deltas.get(view, (set(), set()))
+
+    def index(self) -> int:
+        return self.paths.index()
+
+    # -- reading ---------------------------------------------------------------------------
+    def owner_of(self, key: tuple, partitions: int) -> int:
+        """The node the reference runtime would hold ``key`` on (the owner of its source)."""
+        src = key[0]
+        node = self._owners.get(src)
+        if node is None:
+            node = self._owners[src] = owner(src, partitions)
+        return node
+
+    def rows(self, view: str, nodes: Iterable[int] | None,
+             partitions: int) -> dict[tuple, Formula | None]:
+        if view in ("min_cost", "min_hops"):  # the ORs built by the kernel
+            rows: dict[tuple, Formula | None] = dict(self.paths.minima(view == "min_hops"))
+        else:
+            flags, with_paths = _READS[view]
+            rows = view_rows(view, self.paths.bests(flags, with_paths))
+        if nodes is None:
+            return rows
+        wanted = set(nodes)
+        return {key: f for key, f in rows.items() if self.owner_of(key, partitions) in wanted}
+
+    # -- state -----------------------------------------------------------------------------
+    def derive(self, facts: Iterable[BaseFact]) -> None:
+        """Fill the kernel from the live link facts (a state load: once), run and flush."""
+        if self._derived:
+            return
+        self._derived = True
+        self.insert(facts)
+        self.paths.run()
+        self.paths.flush()
+
+    def close(self) -> None:
+        self.paths.close()
+
+
+class NativePathView:
+    """One path-family view of a :class:`NativePathFamily`, with the reading and state calls
+    the runtime makes per view (as :class:`NativeReachable`'s)."""
+
+    relation = "link"
+
+    def __init__(self, family: NativePathFamily, view: str) -> None:
+        self.family = family
+        self.view = view
+
+    def delta(self) -> tuple[set[tuple], set[tuple]]:
+        return self.family.delta(self.view)
+
+    def owner_of(self, key: tuple, partitions: int) -> int:
+        return self.family.owner_of(key, partitions)
+
+    def rows(self, nodes: Iterable[int] | None, partitions: int) -> dict[tuple, Formula | None]:
+        return self.family.rows(self.view, nodes, partitions)
+
+    def formulas(self) -> Iterator[tuple[tuple, Formula | None]]:
+        return iter(self.family.rows(self.view, None, 1).items())
+
+    def dump(self, codec: FormulaCodec) -> Any:
+        """Nothing but a marker: a load derives the kernel again from the live link facts."""
+        return {"derive": "link"}
+
+    def load(self, state: Any, codec: FormulaCodec, facts: Iterable[BaseFact]) -> None:
+        self.family.derive(facts)
+
+    def restore(self, rows: Iterable[tuple[tuple, Formula]], facts: Iterable[BaseFact]) -> None:
+        """A state the reference operators wrote: derived again from the live link facts."""
+        self.family.derive(facts)
+
+    @staticmethod
+    def reference_rows(node_states: Iterable[dict[str, Any]],
+                       codec: FormulaCodec) -> list[tuple[tuple, Formula]]:
+        return []

@@ -47,6 +47,7 @@ from aspen.catalog import check_view, check_views
 from aspen.engine.batch import BASE_RELATIONS, BaseFact, Batch
 from aspen.engine.factory import build_operator, resolve_rule
 from aspen.engine.metrics import RuntimeMetrics
+from aspen.engine.native.paths import PATH_VIEW_NAMES
 from aspen.engine.operators.base import FormulaCodec, Operator
 from aspen.engine.operators.fixpoint import Fixpoint
 from aspen.engine.operators.join import PipelinedHashJoin
@@ -57,7 +58,7 @@ from aspen.engine.records import DEL, INS, Update
 from aspen.errors import EngineError, UnknownViewError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.provenance.placement import VariablePlacement
-from aspen.runtime.core_views import NativeReachable, native_views, resolve_core
+from aspen.runtime.core_views import build_native, resolve_core
 from aspen.views import build_dataflow
 
 __all__ = ["LocalRuntime", "ViewDelta", "read_state_payload"]
@@ -156,10 +157,11 @@ class LocalRuntime:
         self.manager = manager or ProvenanceManager(backend)
         #: "native" or "reference": which core runs the views the compiled core implements
         self.core = resolve_core(core, self.manager)
-        #: the views the compiled core maintains (their reference operators are not built)
-        self.native: dict[str, NativeReachable] = {
-            v: NativeReachable(self.manager, lazy=self.choices.mode == "lazy")
-            for v in native_views(self.views, self.core)}
+        #: the views the compiled core maintains (their reference operators are not built),
+        #: and its kernels, each once (one kernel serves every path-family view)
+        self.native: dict[str, Any]
+        self.native, self._kernels = build_native(self.views, self.core, self.choices,
+                                                  self.manager)
         reference = [v for v in self.views if v not in self.native]
         self.dataflow: Dataflow = build_dataflow(reference, self.choices) if reference else \
             Dataflow(ops=(), sources=(), outputs=(), choices=self.choices)
@@ -198,6 +200,8 @@ class LocalRuntime:
         #: stored before are in another order until the views are next rewritten
         self.placement_migrated = False
         self.metrics = RuntimeMetrics.for_nodes(partitions)
+        #: a state the path kernel wrote was loaded: the reference path operators derived it
+        self._paths_rederived = False
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -222,8 +226,8 @@ class LocalRuntime:
             for store in stores:
                 store.track_membership()
         if deltas:
-            for native in self.native.values():
-                native.track_membership()
+            for kernel in self._kernels:
+                kernel.track_membership()
         dead = frozenset(v for v in batch.deletes if v in self.facts)
         self.placement.apply([(f.var, f.relation, f.values) for f in batch.inserts], dead)
         if dead:
@@ -232,11 +236,11 @@ class LocalRuntime:
             self.manager.place(self.placement.order)  # declares the new variables in place
         for fact in batch.inserts:
             self._insert(fact)
-        for native in self.native.values():
-            native.insert(batch.inserts)
+        for kernel in self._kernels:
+            kernel.insert(batch.inserts)
         self._quiesce()
-        for native in self.native.values():
-            native.run()
+        for kernel in self._kernels:
+            kernel.run()
         self.metrics.batches += 1
         self.metrics.wall_s += time.perf_counter() - start
         out: dict[str, ViewDelta] = {}
@@ -285,8 +289,8 @@ class LocalRuntime:
         self._drain()
         while self._fire_timer():
             self._drain()
-        for native in self.native.values():  # lazy kernels buffer alternatives too
-            native.flush()
+        for kernel in self._kernels:  # lazy kernels buffer alternatives too
+            kernel.flush()
         self.metrics.wall_s += time.perf_counter() - start
 
     def index_provenance(self, incremental: bool = False) -> int:
@@ -298,7 +302,7 @@ class LocalRuntime:
         build; a benchmark reports the time separately. ``incremental`` indexes only the stores
         whose index is mostly up to date (a restored store, whose deletions scan its entries
         with the compiled walk instead, stays as it is)."""
-        indexed = sum(native.index() for native in self.native.values())
+        indexed = sum(kernel.index() for kernel in self._kernels)
         return indexed + sum(store.refresh_index() for ops in self.nodes for op in ops.values()
                              for store in op.stores()
                              if not incremental or store.scan is None or store.mostly_indexed())
@@ -432,17 +436,36 @@ class LocalRuntime:
                 kernel.restore(kernel.reference_rows(payload["nodes"], codec), payload["facts"])
         for view, state in stored_native.items():
             if view not in rt.native:  # written by the compiled core, run by the reference
-                rt._restore_reference(view, codec.load_map(state), payload["facts"])
+                rows = [] if view in PATH_VIEW_NAMES else codec.load_map(state)
+                rt._restore_reference(view, rows, payload["facts"])
         rt.facts = {f.var: f for f in payload["facts"]}
         rt.metrics = payload["metrics"]
         rt.placement = placement
         return rt
+
+    def _rederive_paths(self, facts: list[BaseFact]) -> None:
+        """Fill the reference path operators by deriving again from the live link facts (once;
+        the other views' operators, restored already, do not see them), to quiescence."""
+        if self._paths_rederived:
+            return
+        self._paths_rederived = True
+        routes = [(r, rule) for r, rule in self._sources.get("link", [])
+                  if r.target.startswith("path.")]
+        var = self.manager.var
+        for fact in facts:
+            if fact.relation == "link":
+                self._route_with(owner(fact.values[0], self.partitions), routes,
+                                 [Update(INS, "link", tuple(fact.values), var(fact.var))])
+        self._quiesce()
 
     def _restore_reference(self, view: str, rows: list[tuple[tuple, Formula]],
                            facts: list[BaseFact]) -> None:
         """Fill ``view``'s reference operators from rows the compiled core wrote: the Fixpoint
         of each row's owner, the recursive join's key index, and its link side from the live
         link facts (MinShips start empty: their next derivation of a tuple ships)."""
+        if view in PATH_VIEW_NAMES:  # the path kernel dumps no rows: derive them again
+            self._rederive_paths(facts)
+            return
         if view != "reachable":
             raise EngineError(f"no reference restore of {view!r} from the compiled core")
         var = self.manager.var
@@ -515,8 +538,8 @@ class LocalRuntime:
                 if outs:
                     self._route(index, name, outs)
             self.metrics.nodes[index].time_s += time.perf_counter() - started
-        for native in self.native.values():
-            native.delete_vars(dead)
+        for kernel in self._kernels:
+            kernel.delete_vars(dead)
         for var in dead:
             del self.facts[var]
 

@@ -1,4 +1,5 @@
-//! Aspen's compiled core: the recursive view `reachable` with absorption provenance, over the
+//! Aspen's compiled core: the recursive view `reachable` (`kernel`) and the path family
+//! (`paths`, its C ABI in `paths_abi`) with absorption provenance, over the
 //! CUDD manager of a `dd.cudd` BDD, behind a C ABI loaded with ctypes
 //! (`aspen.engine.native`). Std only; the CUDD functions come in as pointers bound by Python
 //! from the loaded `dd.cudd` extension, so no CUDD header or library is linked here.
@@ -17,6 +18,8 @@
 
 mod cudd;
 mod kernel;
+mod paths;
+mod paths_abi;
 mod table;
 
 use crate::cudd::{BinFn, Cudd, DerefFn, LeqFn, LeqUnlessFn, Node, RefFn, SupportFn};

@@ -6,5 +6,6 @@ from __future__ import annotations
 
 from aspen.engine.native.closure import STATS, NativeClosure
 from aspen.engine.native.library import core_available
+from aspen.engine.native.paths import NativePaths
 
-__all__ = ["STATS", "NativeClosure", "core_available"]
+__all__ = ["STATS", "NativeClosure", "NativePaths", "core_available"]

@@ -60,6 +60,19 @@ _SIGNATURES: dict[str, tuple[tuple[Any, ...], Any]] = {
     "aspen_core_flush": ((_PTR,), _I64),
     "aspen_core_alternatives": ((_PTR,), _I64),
     "aspen_core_buffered": ((_PTR, _PTR, _PTR, _I64), _I64),
+    "aspen_paths_new": ((_PTR,) * 10, _PTR),
+    "aspen_paths_free": ((_PTR,), None),
+    "aspen_paths_add_links": ((_PTR, _I64, _PTR, _PTR, _PTR, _PTR), _I64),
+    "aspen_paths_run": ((_PTR,), _I64),
+    "aspen_paths_index": ((_PTR,), _I64),
+    "aspen_paths_delete": ((_PTR, _PTR, _I64, _PTR), _I64),
+    "aspen_paths_len": ((_PTR, _INT), _I64),
+    "aspen_paths_rows": ((_PTR, _INT, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64), _I64),
+    "aspen_paths_cells": ((_PTR, _I64, _PTR, _PTR, _I64), _I64),
+    "aspen_paths_links": ((_PTR, _PTR, _PTR, _PTR, _PTR, _I64), _I64),
+    "aspen_paths_track": ((_PTR, _INT), _I64),
+    "aspen_paths_stats": ((_PTR, _PTR, _I64), _I64),
+    "aspen_paths_minima": ((_PTR, _INT, _PTR, _PTR, _PTR, _I64), _I64),
 }
 
 _loaded: list[ctypes.CDLL | None] = []
