@@ -48,6 +48,42 @@ pub struct Cudd {
 }
 
 impl Cudd {
+    /// The binding of manager `mgr` from the function pointers Python passes; None when one is
+    /// missing or the manager or the false node is NULL.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        mgr: *mut c_void,
+        and_fn: Option<BinFn>,
+        or_fn: Option<BinFn>,
+        leq_fn: Option<LeqFn>,
+        leq_unless_fn: Option<LeqUnlessFn>,
+        cofactor_fn: Option<BinFn>,
+        ref_fn: Option<RefFn>,
+        deref_fn: Option<DerefFn>,
+        support_fn: Option<SupportFn>,
+        zero: Node,
+    ) -> Option<Cudd> {
+        if mgr.is_null() || zero.is_null() {
+            return None;
+        }
+        // a plain match, not let-else: Debian 12's rustc (1.63) builds this crate
+        match (and_fn, or_fn, leq_fn, leq_unless_fn, cofactor_fn, ref_fn, deref_fn, support_fn) {
+            (Some(a), Some(o), Some(l), Some(u), Some(c), Some(r), Some(d), Some(s)) => Some(Cudd {
+                mgr,
+                and_fn: a,
+                or_fn: o,
+                leq_fn: l,
+                leq_unless_fn: u,
+                cofactor_fn: c,
+                ref_fn: r,
+                deref_fn: d,
+                support_fn: s,
+                zero,
+            }),
+            _ => None,
+        }
+    }
+
     #[inline]
     fn keep(&self, node: Node) -> Result<Node, Oom> {
         if node.is_null() {

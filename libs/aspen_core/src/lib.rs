@@ -34,32 +34,51 @@ pub const ERR_ARGUMENT: i64 = -2;
 pub const ERR_POISONED: i64 = -3;
 pub const ERR_PANIC: i64 = -4;
 
-/// Run `body` on the core behind `handle`; errors become codes, a failure poisons the core.
+/// A kernel behind a handle: a failed mutation poisons it (its state is then unknown).
+pub(crate) trait Poisonable {
+    fn poisoned(&mut self) -> &mut bool;
+}
+
+impl Poisonable for Core {
+    fn poisoned(&mut self) -> &mut bool {
+        &mut self.poisoned
+    }
+}
+
+/// Run `body` on the kernel behind `handle`; errors become codes, a failure poisons it.
+pub(crate) fn guarded<K: Poisonable>(
+    handle: *mut K,
+    mutating: bool,
+    body: impl FnOnce(&mut K) -> Result<i64, i64>,
+) -> i64 {
+    if handle.is_null() {
+        return ERR_ARGUMENT;
+    }
+    let kernel = unsafe { &mut *handle };
+    if mutating && *kernel.poisoned() {
+        return ERR_POISONED;
+    }
+    match catch_unwind(AssertUnwindSafe(|| body(kernel))) {
+        Ok(Ok(value)) => value,
+        Ok(Err(code)) => {
+            if mutating && code == ERR_MEMORY {
+                *kernel.poisoned() = true;
+            }
+            code
+        }
+        Err(_) => {
+            *kernel.poisoned() = true;
+            ERR_PANIC
+        }
+    }
+}
+
 fn with_core(
     handle: *mut Core,
     mutating: bool,
     body: impl FnOnce(&mut Core) -> Result<i64, i64>,
 ) -> i64 {
-    if handle.is_null() {
-        return ERR_ARGUMENT;
-    }
-    let core = unsafe { &mut *handle };
-    if mutating && core.poisoned {
-        return ERR_POISONED;
-    }
-    match catch_unwind(AssertUnwindSafe(|| body(core))) {
-        Ok(Ok(value)) => value,
-        Ok(Err(code)) => {
-            if mutating && code == ERR_MEMORY {
-                core.poisoned = true;
-            }
-            code
-        }
-        Err(_) => {
-            core.poisoned = true;
-            ERR_PANIC
-        }
-    }
+    guarded(handle, mutating, body)
 }
 
 /// A new kernel over CUDD manager `manager`; NULL when a function pointer is missing.
@@ -77,26 +96,8 @@ pub unsafe extern "C" fn aspen_core_new(
     zero: Node,
 ) -> *mut Core {
     // a plain match, not let-else: Debian 12's rustc (1.63) builds this crate
-    let (and_fn, or_fn, leq_fn, leq_unless_fn, cofactor_fn, ref_fn, deref_fn, support_fn) = match (
-        and_fn,
-        or_fn,
-        leq_fn,
-        leq_unless_fn,
-        cofactor_fn,
-        ref_fn,
-        deref_fn,
-        support_fn,
-    ) {
-        (Some(a), Some(o), Some(l), Some(u), Some(c), Some(r), Some(d), Some(s)) => {
-            (a, o, l, u, c, r, d, s)
-        }
-        _ => return ptr::null_mut(),
-    };
-    if manager.is_null() || zero.is_null() {
-        return ptr::null_mut();
-    }
-    let cudd = Cudd {
-        mgr: manager,
+    match Cudd::bind(
+        manager,
         and_fn,
         or_fn,
         leq_fn,
@@ -106,8 +107,10 @@ pub unsafe extern "C" fn aspen_core_new(
         deref_fn,
         support_fn,
         zero,
-    };
-    Box::into_raw(Box::new(Core::new(cudd)))
+    ) {
+        Some(cudd) => Box::into_raw(Box::new(Core::new(cudd))),
+        None => ptr::null_mut(),
+    }
 }
 
 /// Release every reference and free the kernel.

@@ -6,36 +6,23 @@
 use crate::cudd::{BinFn, Cudd, DerefFn, LeqFn, LeqUnlessFn, Node, RefFn, SupportFn};
 use crate::paths::Paths;
 use crate::table::FastMap;
-use crate::{ERR_ARGUMENT, ERR_MEMORY, ERR_PANIC, ERR_POISONED};
+use crate::{guarded, Poisonable, ERR_ARGUMENT, ERR_MEMORY};
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+
+impl Poisonable for Paths {
+    fn poisoned(&mut self) -> &mut bool {
+        &mut self.poisoned
+    }
+}
 
 fn with_paths(
     handle: *mut Paths,
     mutating: bool,
     body: impl FnOnce(&mut Paths) -> Result<i64, i64>,
 ) -> i64 {
-    if handle.is_null() {
-        return ERR_ARGUMENT;
-    }
-    let core = unsafe { &mut *handle };
-    if mutating && core.poisoned {
-        return ERR_POISONED;
-    }
-    match catch_unwind(AssertUnwindSafe(|| body(core))) {
-        Ok(Ok(value)) => value,
-        Ok(Err(code)) => {
-            if mutating && code == ERR_MEMORY {
-                core.poisoned = true;
-            }
-            code
-        }
-        Err(_) => {
-            core.poisoned = true;
-            ERR_PANIC
-        }
-    }
+    guarded(handle, mutating, body)
 }
 
 /// A new path kernel over CUDD manager `manager`; NULL when a function pointer is missing.
@@ -52,26 +39,8 @@ pub unsafe extern "C" fn aspen_paths_new(
     support_fn: Option<SupportFn>,
     zero: Node,
 ) -> *mut Paths {
-    let (and_fn, or_fn, leq_fn, leq_unless_fn, cofactor_fn, ref_fn, deref_fn, support_fn) = match (
-        and_fn,
-        or_fn,
-        leq_fn,
-        leq_unless_fn,
-        cofactor_fn,
-        ref_fn,
-        deref_fn,
-        support_fn,
-    ) {
-        (Some(a), Some(o), Some(l), Some(u), Some(c), Some(r), Some(d), Some(s)) => {
-            (a, o, l, u, c, r, d, s)
-        }
-        _ => return ptr::null_mut(),
-    };
-    if manager.is_null() || zero.is_null() {
-        return ptr::null_mut();
-    }
-    let cudd = Cudd {
-        mgr: manager,
+    match Cudd::bind(
+        manager,
         and_fn,
         or_fn,
         leq_fn,
@@ -81,8 +50,10 @@ pub unsafe extern "C" fn aspen_paths_new(
         deref_fn,
         support_fn,
         zero,
-    };
-    Box::into_raw(Box::new(Paths::new(cudd)))
+    ) {
+        Some(cudd) => Box::into_raw(Box::new(Paths::new(cudd))),
+        None => ptr::null_mut(),
+    }
 }
 
 /// Release every reference and free the kernel.

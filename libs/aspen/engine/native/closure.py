@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from aspen.engine.native.library import ERRORS, bind_core
+from aspen.engine.native.kernel import NativeKernel
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
@@ -87,62 +87,28 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-class NativeClosure:
+class NativeClosure(NativeKernel):
     """reachable over links with absorption provenance, in the compiled core (one per
     runtime, one manager: formulas in and out belong to ``manager``). ``lazy`` buffers the
     alternatives of each entry until a deletion needs them or :meth:`flush`."""
 
+    new_function = "aspen_core_new"
+    free_function = "aspen_core_free"
+
     def __init__(self, manager: ProvenanceManager, lazy: bool = False) -> None:
-        binding = bind_core(manager)
-        if binding is None:
-            raise EngineError(
-                "the compiled core is not available (pure-Python BDD backend, or "
-                "libs/aspen/engine/native/_core.so not built: run `make setup`)")
-        self.manager = manager
-        self._lib = binding.library
-        self._wrap = manager.bdd._add_int  # a Function holding its own reference
-        self._index_of_var: dict[str, int] = manager.bdd._index_of_var
-        self._ids: dict[str, int] = {}
-        self._names: list[str] = []
-        self._handle: int | None = None
-        handle = self._lib.aspen_core_new(binding.manager, *binding.functions,
-                                          int(manager.false) - 2)
-        if not handle:
-            raise EngineError("the compiled core could not be started (a CUDD function is "
-                              "missing from the loaded dd.cudd)")
-        self._handle = handle
+        super().__init__(manager)
+        handle = self._live()
         self.lazy = lazy
         if lazy:
             self._check(self._lib.aspen_core_set_lazy(handle, 1))
 
     # -- ids ---------------------------------------------------------------------------------
-    def _id(self, name: str) -> int:
-        node = self._ids.get(name)
-        if node is None:
-            node = len(self._names)
-            if node > _LOW:
-                raise EngineError("the compiled core holds at most 2**32 node ids")
-            self._ids[name] = node
-            self._names.append(name)
-        return node
-
     def _key(self, key: Key) -> int | None:
         """The pair key of ``key``, or None when a node was never seen."""
         src, dst = self._ids.get(key[0]), self._ids.get(key[1])
         if src is None or dst is None:
             return None
         return (src << 32) | dst
-
-    def _live(self) -> int:
-        if self._handle is None:
-            raise EngineError("this NativeClosure is closed")
-        return self._handle
-
-    @staticmethod
-    def _check(code: int) -> int:
-        if code < 0:
-            raise EngineError(ERRORS.get(code, f"the compiled core failed (code {code})"))
-        return code
 
     # -- updates -----------------------------------------------------------------------------
     def add_link(self, src: str, dst: str, formula: Formula) -> None:
@@ -355,21 +321,3 @@ class NativeClosure:
         out = (ctypes.c_int64 * len(STATS))()
         written = self._check(self._lib.aspen_core_stats(self._live(), out, len(STATS)))
         return dict(zip(STATS[:written], out[:written], strict=True))
-
-    def close(self) -> None:
-        """Release every CUDD reference the core holds and free it (idempotent)."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            self._lib.aspen_core_free(handle)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to release into
-            pass
-
-    def __enter__(self) -> NativeClosure:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

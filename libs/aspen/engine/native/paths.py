@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from aspen.engine.native.library import ERRORS, bind_core
+from aspen.engine.native.kernel import NativeKernel
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
@@ -123,56 +123,21 @@ def view_rows(view: str, bests: Iterable[BestRow],
     return out
 
 
-class NativePaths:
+class NativePaths(NativeKernel):
     """The AggSel-pruned path fixpoint over links with absorption provenance, in the compiled
     core (one per runtime, one manager: formulas in and out belong to ``manager``)."""
 
+    new_function = "aspen_paths_new"
+    free_function = "aspen_paths_free"
+
     def __init__(self, manager: ProvenanceManager, lazy: bool = False) -> None:
-        binding = bind_core(manager)
-        if binding is None:
-            raise EngineError(
-                "the compiled core is not available (pure-Python BDD backend, or "
-                "libs/aspen/engine/native/_core.so not built: run `make setup`)")
-        self.manager = manager
         self.lazy = lazy  # accepted; the kernel runs eagerly in both modes
-        self._lib = binding.library
-        self._wrap = manager.bdd._add_int  # a Function holding its own reference
-        self._index_of_var: dict[str, int] = manager.bdd._index_of_var
-        self._ids: dict[Any, int] = {}
-        self._names: list[Any] = []
         self._heads: list[int] = []
         self._tails: list[int] = []
         self._decoded: dict[int, tuple] = {}
-        self._handle: int | None = None
-        handle = self._lib.aspen_paths_new(binding.manager, *binding.functions,
-                                           int(manager.false) - 2)
-        if not handle:
-            raise EngineError("the compiled core could not be started (a CUDD function is "
-                              "missing from the loaded dd.cudd)")
-        self._handle = handle
+        super().__init__(manager)
 
     # -- ids and paths -----------------------------------------------------------------------
-    def _id(self, name: Any) -> int:
-        node = self._ids.get(name)
-        if node is None:
-            node = len(self._names)
-            if node >= _LOW:
-                raise EngineError("the compiled core holds fewer than 2**32 node ids")
-            self._ids[name] = node
-            self._names.append(name)
-        return node
-
-    def _live(self) -> int:
-        if self._handle is None:
-            raise EngineError("this NativePaths is closed")
-        return self._handle
-
-    @staticmethod
-    def _check(code: int) -> int:
-        if code < 0:
-            raise EngineError(ERRORS.get(code, f"the compiled core failed (code {code})"))
-        return code
-
     def _sync_cells(self) -> None:
         """Fetch the path cells interned since the last call (cells are never freed)."""
         handle = self._live()
@@ -405,21 +370,3 @@ class NativePaths:
         out = (ctypes.c_int64 * len(PATH_STATS))()
         written = self._check(self._lib.aspen_paths_stats(self._live(), out, len(PATH_STATS)))
         return dict(zip(PATH_STATS[:written], out[:written], strict=True))
-
-    def close(self) -> None:
-        """Release every CUDD reference the kernel holds and free it (idempotent)."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            self._lib.aspen_paths_free(handle)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to release into
-            pass
-
-    def __enter__(self) -> NativePaths:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
