@@ -1,4 +1,4 @@
-"""Dashboard answer times: *why* and *what if* from published tables, and the app's first paint.
+"""Dashboard answer times: *why* and *what if* from published tables, and in Chromium.
 
 1. Builds a lake for a transit-stub topology of ``--nodes`` nodes (1,000 by default;
    ``aspen.generators.topology``, the demo's 2.4 link tuples per node) with the in-process
@@ -10,40 +10,34 @@
    (``LakeProvenance.explain`` / ``live_vars_of`` + ``what_if``), for random pairs and links:
    the first answer (cold: read and decode the tables) and the following ones (warm: the page's
    cached ``LakeProvenance``), p50 and p95.
-3. Decodes once as the dashboard server's warming thread does, then answers from memory;
-   and, in headless Chromium on a fresh server, times Simulate → answer on the What-if page
-   for the first click of a tab and of a second tab.
-4. Starts ``streamlit run dashboards/app.py`` on the embedded default lake (``./lakehouse``, if
-   ``make demo`` built it) and measures, in headless Chromium, the time from navigation to the
-   Overview's metrics being visible (first paint), for a cold and several warm page loads.
+3. Decodes once as the dashboard server's warming thread does, then answers from memory.
+4. In headless Chromium, on a fresh server each time (``aspen.bench.dashboard``): the
+   Overview's tiles, What-if (a link, Simulate → the answer drawn) and Why (a far pair → its
+   witnesses and route drawn), ``--runs`` times each, on the ``--nodes`` lake and on the demo
+   lake (``--demo-lake``, as ``aspen demo`` builds it). ``--browser-only`` skips 2 and 3.
 
 Prints numbers; asserts nothing.
 
     .venv/bin/python benchmarks/dashboard.py [--nodes 1000] [--samples 30] [--no-browser]
+    .venv/bin/python benchmarks/dashboard.py --browser-only --nodes 0 --demo-lake DIR/lakehouse
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
-import re
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
+from aspen.bench.dashboard import FLOWS, Run, bytecode_env, far_pair, run_flows, summary
 from aspen.cli.dashboard import app_path, streamlit_command
 from aspen.engine.batch import BaseFact, Batch
 from aspen.errors import UnknownKeyError
@@ -180,80 +174,6 @@ def time_answers(lake: Path, samples: int, seed: int) -> None:
           " tuples lost per link)")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _served(lake: Path) -> Iterator[tuple[str, float] | None]:
-    """A fresh dashboard server on ``lake`` (as ``aspen dashboard`` starts it): its URL and the
-    seconds until its health check answered, or None when it did not start; stopped after."""
-    port = _free_port()
-    command = streamlit_command(app_path(), Settings(lake=str(lake)).lake_uri, port)
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        started = time.perf_counter()
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as reply:
-                    if reply.read().strip() == b"ok":
-                        break
-            except OSError:
-                if process.poll() is not None or time.perf_counter() - started > 120:
-                    yield None
-                    return
-                time.sleep(0.2)
-        yield url, time.perf_counter() - started
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
-
-
-def first_paint(lake: Path, loads: int) -> None:
-    """Navigation → Overview metrics visible, in headless Chromium, on ``lake``."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        print("\nfirst paint: skipped (no chromium; run infra/install.sh)")
-        return
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("\nfirst paint: skipped (playwright is not importable)")
-        return
-    with _served(lake) as served:
-        if served is None:
-            print("\nfirst paint: streamlit did not start")
-            return
-        url, server_s = served
-        times: list[float] = []
-        with sync_playwright() as driver:
-            browser = driver.chromium.launch(
-                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
-            )
-            for _ in range(loads):
-                page = browser.new_page()
-                page.set_default_timeout(120_000)
-                started = time.perf_counter()
-                page.goto(url, wait_until="commit")
-                page.get_by_test_id("stMetric").first.wait_for()
-                times.append(time.perf_counter() - started)
-                page.close()
-            browser.close()
-    print(f"\nfirst paint on {lake} (Overview metrics visible)")
-    print(f"  streamlit up (health ok)                 {server_s * 1000:9.1f} ms")
-    print(f"  first load (cold caches)                 {times[0] * 1000:9.1f} ms")
-    if len(times) > 1:
-        rest = times[1:]
-        label = f"  later loads p50 / max ({len(rest)})"
-        print(f"{label:<43}{statistics.median(rest) * 1000:9.1f} ms / {max(rest) * 1000:.1f} ms")
-
-
 def warm_then_answer(lake: Path, samples: int, seed: int) -> None:
     """What the dashboard server does: decode every view once (its warming thread), then
     answer what-if questions from memory, as the first click of every browser tab does."""
@@ -285,52 +205,6 @@ def warm_then_answer(lake: Path, samples: int, seed: int) -> None:
               f" / {percentile(later, .95) * 1000:.1f} ms")
 
 
-def browser_what_if(lake: Path, settle_s: float) -> None:
-    """Headless Chromium on a fresh server: time from Simulate to the answer on the What-if
-    page, for the first click of a tab ``settle_s`` after the server answered its health check
-    (its warming thread decodes meanwhile) and for the first click of a second tab."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        print("\nbrowser what-if: skipped (no chromium; run infra/install.sh)")
-        return
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("\nbrowser what-if: skipped (playwright is not importable)")
-        return
-    results: list[tuple[str, float, str]] = []
-    with _served(lake) as served:
-        if served is None:
-            print("\nbrowser what-if: streamlit did not start")
-            return
-        url, _ = served
-        time.sleep(settle_s)
-        with sync_playwright() as driver:
-            browser = driver.chromium.launch(
-                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
-            )
-            for tab in ("first tab", "second tab"):
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(600_000)
-                page.goto(f"{url}/what_if", wait_until="domcontentloaded")
-                page.get_by_role("heading", name="What if").wait_for()
-                page.get_by_test_id("stMultiSelect").first.click()
-                # one link (the list also offers "select all")
-                page.get_by_role("option", name=re.compile("→")).first.click()
-                page.keyboard.press("Escape")
-                clicked = time.perf_counter()
-                page.get_by_role("button", name="Simulate").click()
-                page.get_by_text("View rows lost").wait_for()
-                elapsed = time.perf_counter() - clicked
-                metric = page.get_by_test_id("stMetric").nth(2).inner_text().replace("\n", " ")
-                results.append((tab, elapsed, metric))
-                page.close()
-            browser.close()
-    print(f"\nbrowser: Simulate → answer on a fresh server ({settle_s:.0f} s after health ok)")
-    for tab, elapsed, metric in results:
-        print(f"  {tab:<40} {elapsed * 1000:9.1f} ms  (page: {metric})")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
@@ -340,27 +214,66 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lake-dir", type=Path, default=ROOT / "results" / "dashboard-bench-lake")
     parser.add_argument("--demo-lake", type=Path, default=ROOT / "lakehouse")
-    parser.add_argument("--loads", type=int, default=5, help="browser page loads")
+    parser.add_argument("--runs", type=int, default=3, help="fresh servers per browser flow")
+    parser.add_argument("--flows", default=",".join(FLOWS), help="browser flows to time")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds between the server's health check and the navigation")
+    parser.add_argument("--pycache", type=Path, default=ROOT / "results" / "dashboard-pycache",
+                        help="where the servers keep compiled modules ('' for none)")
+    parser.add_argument("--no-prime", action="store_true",
+                        help="no uncounted first run per flow (modules already compiled)")
     parser.add_argument("--no-browser", action="store_true")
-    parser.add_argument("--settle", type=float, default=60.0,
-                        help="seconds between the server's start and the first click")
+    parser.add_argument("--browser-only", action="store_true",
+                        help="only the browser flows (0 --nodes: only on the demo lake)")
     args = parser.parse_args(argv)
 
     views = tuple(v for v in args.views.split(",") if v)
-    lake = args.lake_dir / f"n{args.nodes}"
-    build = build_lake(lake, args.nodes, views, args.seed)
-    print("build (engine, then publish with delta-rs): "
-          + ", ".join(f"{k} {v:.1f}" if k.endswith("_s") else f"{k} {v:.0f} rows"
-                      for k, v in build.items()))
-    time_answers(lake, args.samples, args.seed)
-    warm_then_answer(lake, args.samples, args.seed)
-    if not args.no_browser:
-        browser_what_if(lake, args.settle)
-        if (args.demo_lake / "link" / "_delta_log").is_dir():
-            first_paint(args.demo_lake, args.loads)
-        else:
-            print(f"\nfirst paint: skipped (no demo lake at {args.demo_lake}; run `make demo`)")
+    lakes: list[Path] = []
+    if args.nodes:
+        lake = args.lake_dir / f"n{args.nodes}"
+        build = build_lake(lake, args.nodes, views, args.seed)
+        print("build (engine, then publish with delta-rs): "
+              + ", ".join(f"{k} {v:.1f}" if k.endswith("_s") else f"{k} {v:.0f} rows"
+                          for k, v in build.items()))
+        if not args.browser_only:
+            time_answers(lake, args.samples, args.seed)
+            warm_then_answer(lake, args.samples, args.seed)
+        lakes.append(lake)
+    if args.no_browser:
+        return 0
+    if (args.demo_lake / "link" / "_delta_log").is_dir():
+        lakes.append(args.demo_lake)
+    else:
+        print(f"\nbrowser on the demo lake: skipped (none at {args.demo_lake}; run `aspen demo`)")
+    for lake in lakes:
+        env = bytecode_env(args.pycache) if str(args.pycache) else None
+        browser_flows(lake, args.flows.split(","), args.runs, args.settle, env,
+                      not args.no_prime)
     return 0
+
+
+def server_command(lake_uri: str, port: int) -> list[str]:
+    """``aspen dashboard``'s server command line for the app of this tree."""
+    return streamlit_command(app_path(), lake_uri, port)
+
+
+def browser_flows(lake: Path, flows: list[str], runs: int, settle_s: float,
+                  env: dict[str, str] | None, prime: bool = True) -> None:
+    """The three first answers on fresh servers, each run and their median (and the load);
+    a first run of each flow (not counted) compiles the modules the servers import."""
+    pair = far_pair(lake)
+    print(f"\nbrowser on {lake}: fresh server per run, {settle_s:g} s after its health check; "
+          f"why for {pair[0]} → {pair[1]}; load average before "
+          + " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    def report(r: Run) -> None:
+        print(f"  {r.flow:<9} run {r.run}: page ready {r.ready_s:6.2f} s, answer "
+              f"{r.answer_s:6.2f} s, total {r.total_s:6.2f} s  ({r.seen[:90]}); load "
+              f"{os.getloadavg()[0]:.2f}", flush=True)
+
+    done = run_flows(lake, server_command, flows, runs, settle_s, env, prime, report, pair=pair)
+    for flow in flows:
+        print(f"  {flow:<9} {summary([r for r in done if r.flow == flow])}")
+    print("  load average after " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
 
 
 if __name__ == "__main__":

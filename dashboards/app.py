@@ -26,7 +26,7 @@ if str(HERE) not in sys.path:  # `streamlit run` adds it; AppTest does not
     sys.path.insert(0, str(HERE))
 
 import pandas as pd  # noqa: E402
-from lakeview import current_lake, lake_name, text  # noqa: E402
+from lakeview import current_lake, in_foreground, lake_name, text  # noqa: E402
 from lakewatch import lake_fingerprint, lake_moved, refresh_interval  # noqa: E402
 from page_registry import PAGES, default_page, page_file  # noqa: E402
 from status import clock_text  # noqa: E402
@@ -76,4 +76,5 @@ with st.sidebar:
         _updated_note()
     else:
         _watch_the_lake()
-navigation.run()
+with in_foreground():  # the server's provenance warm-up waits while the page draws
+    navigation.run()

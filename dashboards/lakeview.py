@@ -46,6 +46,7 @@ from aspen.views.registry import REGISTRY
 from aspen.views.why_not import WhyNot, cost_text, route_through, why_not
 
 __all__ = [
+    "in_foreground",
     # re-exported from the package: what pages and pictures need of it comes through here
     "PROVENANCE_VIEWS",
     "READINGS",
@@ -375,6 +376,8 @@ PROVENANCE_TABLES = lake_provenance.PROVENANCE_TABLES
 ProvenanceVersions = lake_provenance.ProvenanceVersions
 #: Versions of the existing ``variables`` and view tables (cheap; changes on every commit).
 provenance_versions = lake_provenance.provenance_versions
+#: Marks a page drawing: the server's provenance warm-up waits meanwhile (``app.py``).
+in_foreground = lake_provenance.in_foreground
 
 
 def load_provenance(lake: str, versions: ProvenanceVersions) -> LakeProvenance:

@@ -611,14 +611,14 @@ def subgraph_figure(
     drawn = {(a, b): c for a, b, c in rows}
     for a, b in sorted(bold - set(drawn)):
         drawn[(a, b)] = math.nan
-    label_x, label_y, label_text, hover = [], [], [], []
+    label_x, label_y, label_text, hover, arrows = [], [], [], [], []
     for (a, b), cost in sorted(drawn.items()):
         (x0, y0), (x1, y1) = positions[a], positions[b]
         strong = (a, b) in bold
-        figure.add_annotation(
+        arrows.append(dict(  # set at once below: plotly re-validates them on each add
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
             showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=3.5 if strong else 1.5,
-            arrowcolor="#d62728" if strong else "#8c8c8c", standoff=11, startstandoff=11)
+            arrowcolor="#d62728" if strong else "#8c8c8c", standoff=11, startstandoff=11))
         length = math.hypot(x1 - x0, y1 - y0) or 1.0
         shift = 0.08 * length  # to the left of the direction: a → b and b → a apart
         label_x.append((x0 + x1) / 2 - (y1 - y0) / length * shift)
@@ -643,6 +643,7 @@ def subgraph_figure(
     pad = max(1.0, 0.2 * max(max(xs) - min(xs), max(ys) - min(ys)))
     axis = dict(visible=False, showgrid=False, zeroline=False)
     figure.update_layout(
+        annotations=arrows,
         height=360, margin=dict(l=0, r=0, t=10, b=0), showlegend=False, plot_bgcolor="white",
         paper_bgcolor="white", hovermode="closest",
         hoverlabel=dict(bgcolor="white", font=dict(size=13, color="#111")),
@@ -1092,15 +1093,16 @@ def route_figure(
     span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
     labels = route_labels(hops, costs, positions, names, rest)
     unit = labels[0].unit if labels else 1.0
+    arrows = []  # set at once below: plotly re-validates every annotation on each add
     for a, b in hops:
         (x0, y0), (x1, y1) = positions[a], positions[b]
         short = math.hypot(x1 - x0, y1 - y0) < 40 * unit  # inside a stub: a smaller head
-        figure.add_annotation(
+        arrows.append(dict(
             x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
             showarrow=True, arrowhead=2, arrowsize=0.7 if short else 1.1,
             arrowwidth=2.5 if short else 3.5,
             arrowcolor=_DEAD_STYLES["deleted"][0] if (a, b) not in dead else _LOST,
-            standoff=6 if short else 8, startstandoff=6 if short else 8)
+            standoff=6 if short else 8, startstandoff=6 if short else 8))
     anchors = [label.anchor for label in labels]
     centres = [label.centre for label in labels]
     sizes = [label.size for label in labels]
@@ -1147,6 +1149,7 @@ def route_figure(
     pad = 0.05 * span
     axis = dict(visible=False, showgrid=False, zeroline=False)
     figure.update_layout(
+        annotations=arrows,
         height=_ROUTE_HEIGHT + 20, margin=dict(l=0, r=0, t=10, b=10), showlegend=False,
         plot_bgcolor="white", paper_bgcolor="white", hovermode="closest",
         hoverlabel=dict(bgcolor="white", font=dict(size=13, color="#111")),

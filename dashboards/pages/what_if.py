@@ -7,7 +7,7 @@ A question decodes only the stored rows that mention a deleted base tuple; what 
 kept per lake version per server process, and ``aspen dashboard`` decodes the rest in the
 background when it starts and, after every batch, only the rows the batch changed. A question
 asked meanwhile does not wait for that. An answer stays on the page until the operator asks
-again.
+again. The choices and the answer are one fragment: Simulate reruns only that part.
 A failed sensor loses its ``sensor`` and ``triggered`` instances; the region members and sizes
 that would be lost are shown on the sensor grid. A rerouted pair's new cost is a Dijkstra over
 the live links minus the deleted ones, for those pairs only (a pair whose least-cost row
@@ -27,6 +27,7 @@ from lakeview import (
     Settings,
     UnknownKeyError,
     current_lake,
+    in_foreground,
     live_edges,
     load_provenance,
     provenance_versions,
@@ -308,33 +309,46 @@ link_names = {
 }
 nodes = sorted(set(edges["src"]) | set(edges["dst"]))
 
-chosen_links = st.multiselect("Delete links", list(link_names), key="whatif_links",
-                              placeholder="Type a node id to find its links")
-chosen_node = st.selectbox(
-    "Delete a node (every link into or out of it)", [NO_NODE, *nodes], key="whatif_node"
-)
-chosen_sensors = st.multiselect(
-    "Fail sensors (they stop counting as placed and triggered)", sensors, key="whatif_sensors"
-)
-if not sensors:
-    st.caption("No live sensors in the lake.")
-question = Question(
-    links=tuple(link_names[name] for name in chosen_links),
-    node=None if chosen_node == NO_NODE else str(chosen_node),
-    sensors=tuple(chosen_sensors),
-)
-if st.button("Simulate", type="primary"):
-    if not question.words():
-        st.info("Choose at least one link, a node or a sensor to delete.")
-    else:
-        try:
-            st.session_state[ANSWER_KEY] = simulate(settings, question, edges)
-        except AspenError as err:
-            st.warning(text(err))
-            st.stop()
 
-answer = st.session_state.get(ANSWER_KEY)
-if answer is None:
-    st.caption("Choose links, a node and/or sensors, then press Simulate.")
-    st.stop()
-show_answer(settings, answer, question, edges)
+@st.fragment
+def ask() -> None:
+    """The question and its answer: a change of the selection or Simulate reruns only this
+    part of the page (not the app's shell and the page's reads above)."""
+    with in_foreground():
+        _ask()
+
+
+def _ask() -> None:
+    chosen_links = st.multiselect("Delete links", list(link_names), key="whatif_links",
+                                  placeholder="Type a node id to find its links")
+    chosen_node = st.selectbox(
+        "Delete a node (every link into or out of it)", [NO_NODE, *nodes], key="whatif_node"
+    )
+    chosen_sensors = st.multiselect(
+        "Fail sensors (they stop counting as placed and triggered)", sensors,
+        key="whatif_sensors"
+    )
+    if not sensors:
+        st.caption("No live sensors in the lake.")
+    question = Question(
+        links=tuple(link_names[name] for name in chosen_links),
+        node=None if chosen_node == NO_NODE else str(chosen_node),
+        sensors=tuple(chosen_sensors),
+    )
+    if st.button("Simulate", type="primary"):
+        if not question.words():
+            st.info("Choose at least one link, a node or a sensor to delete.")
+        else:
+            try:
+                st.session_state[ANSWER_KEY] = simulate(settings, question, edges)
+            except AspenError as err:
+                st.warning(text(err))
+                return
+    answer = st.session_state.get(ANSWER_KEY)
+    if answer is None:
+        st.caption("Choose links, a node and/or sensors, then press Simulate.")
+        return
+    show_answer(settings, answer, question, edges)
+
+
+ask()

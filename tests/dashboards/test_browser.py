@@ -1,5 +1,7 @@
 """The dashboard in a real headless Chromium: ``streamlit run`` on 127.0.0.1, the What-if page,
-and a deep link to the Why page as a fresh server's first request.
+a deep link to the Why page as a fresh server's first request, and the three flows the
+dashboard benchmark times (:mod:`aspen.bench.dashboard`: Overview, What if, Why), each checked
+by what the operator reads.
 
 Needs the Debian ``chromium`` (``infra/install.sh`` installs it) and the ``playwright`` package;
 Playwright never downloads its own browsers here. The lake is ``provenance_lake`` of the
@@ -223,3 +225,38 @@ def test_ask_an_example_question_and_open_a_rows_provenance(dashboard_url: str) 
     assert rows == "2 rows."
     assert formula.strip() == "(link:a:b ∧ link:a:c) ∨ (link:a:b ∧ link:b:c)"
     assert "link a → b" in critical
+
+
+def test_the_three_first_answers_as_the_benchmark_times_them(dashboard_url: str) -> None:
+    """The flows ``benchmarks/dashboard.py`` times (:mod:`aspen.bench.dashboard`), on one
+    server: the Overview's tiles, a link's What-if answer and a pair's witnesses drawn, each
+    read as the operator sees it (the benchmark's selectors stay true with the pages)."""
+    from aspen.bench.dashboard import overview, what_if, why
+
+    executable = chromium_path()
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            seen = {}
+            for name, flow, options in (
+                ("overview", overview, {}),
+                ("what_if", what_if, {"link": "b → c"}),
+                ("why", why, {"pair": ("a", "c")}),
+            ):
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(STEP_TIMEOUT_MS)
+                seen[name] = flow(page, dashboard_url, **options).seen
+                if name == "why":
+                    cells = page.get_by_test_id("stDataFrame").first.locator(
+                        "[role=gridcell]").all_text_contents()
+                    critical = page.get_by_text("No single lost link removes").inner_text()
+                page.close()
+        finally:
+            browser.close()
+    # this lake's registry has no column of deaths: the pipeline's tiles, not the network's
+    assert "Views current as of" in seen["overview"] and "batch 1" in seen["overview"]
+    assert "Pairs disconnected" in seen["what_if"] and "1 of 3 (33.3 %)" in seen["what_if"]
+    assert seen["why"] == "Why can a reach c?"
+    # witness, route, links, size: over a → c alone, or over b
+    assert {"a → c", "a → b → c"} <= {c.strip() for c in cells}
+    assert "the pair" in critical

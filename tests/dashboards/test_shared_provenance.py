@@ -9,11 +9,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from dashboard_apptest import commit_views
 from test_dashboard_provenance_pages import provenance_lake  # noqa: F401  (fixture)
 
 from aspen.lake.deltars import write_table
+from aspen.pipeline import lake_provenance
 from aspen.pipeline.lake_provenance import (
+    LakeProvenance,
+    in_foreground,
     keep_warm,
     provenance_versions,
     shared_provenance,
@@ -81,3 +85,37 @@ def test_concurrent_sessions_share_one_decoding(provenance_lake: Path) -> None: 
     }
     for question, (_, lost) in zip(questions, answers, strict=True):
         assert lost["reachable"] == expected[question]
+
+
+def test_the_warm_up_waits_while_a_page_draws(provenance_lake: Path) -> None:  # noqa: F811
+    """No row is decoded by the warm-up while a reader works; it decodes every row after."""
+    reading = LakeProvenance(Settings(lake=str(provenance_lake)))
+    warm = threading.Thread(target=reading.warm, daemon=True)
+    with in_foreground():
+        warm.start()
+        warm.join(1.0)  # long enough to read and index the view, were it not waiting
+        assert warm.is_alive()
+        assert reading.decoded_count("reachable") == 0
+    warm.join(60)
+    assert not warm.is_alive()
+    assert reading.decoded_count("reachable") == 3
+    assert reading.what_if({"v1"})["reachable"] == [("a", "b")]
+
+
+def test_the_warm_up_reads_every_view_before_decoding_any(
+    provenance_lake: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """Reading and indexing (what every question needs) come before the long decoding."""
+    reading = LakeProvenance(Settings(lake=str(provenance_lake)))
+    seen: list[set[str]] = []
+    decode_all = LakeProvenance._decode_all
+
+    def record(self: LakeProvenance, rows: object, pause: object = None) -> None:
+        seen.append(set(self._views))
+        decode_all(self, rows, pause)
+
+    monkeypatch.setattr(LakeProvenance, "_decode_all", record)
+    reading.warm()
+    assert seen and seen[0] == {"reachable"}  # the lake's only view, read before decoding
+    assert reading._rows("reachable")._names is not None  # and indexed
+    assert lake_provenance.FOREGROUND_GRACE_S < 1

@@ -16,11 +16,12 @@ after a batch only the rows it changed are decoded again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "Explanation",
     "LakeProvenance",
     "ProvenanceVersions",
+    "in_foreground",
     "parse_base_ref",
     "provenance_versions",
     "shared_provenance",
@@ -62,7 +64,11 @@ BASE_KEYS: dict[str, tuple[str, ...]] = {
     "node": ("id",),  # every link into or out of a node
 }
 #: The warm-up decodes this many stored bytes under the lock at a time (a longer row alone).
-WARM_CHUNK_BYTES = 1 << 20
+WARM_CHUNK_BYTES = 1 << 18
+#: The warm-up starts no new step while a reader works (:func:`in_foreground`) nor this long
+#: after, and waits at most :data:`FOREGROUND_WAIT_S` at a time (busy readers do not stop it).
+FOREGROUND_GRACE_S = 0.3
+FOREGROUND_WAIT_S = 10.0
 #: Views explanations and what-if read: every view (those whose rows carry no formula, the
 #: region aggregates of the view registry, have nothing to explain and lose nothing).
 PROVENANCE_VIEWS: tuple[str, ...] = VIEWS
@@ -81,6 +87,51 @@ def parse_base_ref(text: str) -> tuple[str, tuple[str, ...]]:
         wanted = ":".join(k.upper() for k in BASE_KEYS[relation])
         raise ConfigError(f"cannot read {text!r}: expected {relation}:{wanted}")
     return relation, key
+
+
+_foreground = 0
+_foreground_ended = 0.0
+_foreground_changed = threading.Condition()
+
+
+@contextlib.contextmanager
+def in_foreground() -> Iterator[None]:
+    """Mark a reader's work (a page of the dashboard drawing): meanwhile, and for
+    :data:`FOREGROUND_GRACE_S` after, the warm-up (:meth:`LakeProvenance.warm`) starts no new
+    step, so the reader does not share the process (and its GIL) with it.
+
+    >>> with in_foreground():
+    ...     _readers_working()
+    True
+    >>> _readers_working()
+    False
+    """
+    global _foreground, _foreground_ended
+    with _foreground_changed:
+        _foreground += 1
+    try:
+        yield
+    finally:
+        with _foreground_changed:
+            _foreground -= 1
+            _foreground_ended = time.monotonic()
+            _foreground_changed.notify_all()
+
+
+def _readers_working() -> bool:
+    with _foreground_changed:
+        return _foreground > 0
+
+
+def _yield_to_readers() -> None:
+    """Wait while a reader works (:func:`in_foreground`), :data:`FOREGROUND_WAIT_S` at most."""
+    deadline = time.monotonic() + FOREGROUND_WAIT_S
+    with _foreground_changed:
+        while (now := time.monotonic()) < deadline:
+            quiet = 0.0 if _foreground else _foreground_ended + FOREGROUND_GRACE_S - now
+            if not _foreground and quiet <= 0:
+                return
+            _foreground_changed.wait(min(deadline - now, quiet or FOREGROUND_WAIT_S))
 
 
 @dataclass
@@ -166,7 +217,10 @@ class LakeProvenance:
         #: how this reading was derived from an earlier one (None: read afresh)
         self.followed: Followed | None = None
         self._views: dict[str, ViewRows] = {}
-        self._rows_lock = threading.RLock()  # reading views; taken before :attr:`lock`
+        self._rows_lock = threading.RLock()  # :attr:`_views`; taken before :attr:`lock`
+        #: one lock a view being read: a question on one view does not wait for the warm-up
+        #: reading another (taken before :attr:`_rows_lock`)
+        self._reading: dict[str, threading.Lock] = {}
         self._registry_lock = threading.Lock()  # parsing the registry; taken after it
         self._live: list[tuple[str, str, list[str]]] | None = None
         self._descriptions: dict[str, str] | None = None
@@ -222,10 +276,18 @@ class LakeProvenance:
         """``view``'s rows with their bytes, read once (nothing decoded)."""
         with self._rows_lock:
             rows = self._views.get(view)
+            if rows is not None:
+                return rows
+            reading = self._reading.setdefault(view, threading.Lock())
+        with reading:
+            with self._rows_lock:
+                rows = self._views.get(view)
             if rows is None:
                 frame = read_committed(self.settings, check_view(view),
                                        versions=self._pin.versions)
-                rows = self._views[view] = ViewRows.from_frame(view, frame)
+                rows = ViewRows.from_frame(view, frame)
+                with self._rows_lock:
+                    self._views[view] = rows
             return rows
 
     def _decode(self, rows: ViewRows, keys: Iterable[tuple], order: bool = True) -> int:
@@ -241,10 +303,10 @@ class LakeProvenance:
             rows.decoded[key] = formula
         return len(todo)
 
-    def _decode_all(self, rows: ViewRows) -> None:
+    def _decode_all(self, rows: ViewRows, pause: Callable[[], None] | None = None) -> None:
         """Decode every row of ``rows`` not decoded yet, :data:`WARM_CHUNK_BYTES` of stored
         bytes under the lock at a time (the new variables declared in the stored order of all
-        of them first)."""
+        of them first); ``pause`` is called before each run (the warm-up yields to readers)."""
         todo = rows.undecoded()
         if not todo:
             return
@@ -252,6 +314,8 @@ class LakeProvenance:
         with self.lock:
             self.manager.declare_in_order(order)
         for run in chunks(todo, rows.data, WARM_CHUNK_BYTES):
+            if pause is not None:
+                pause()
             self._decode_run(rows, run)
 
     def _decode_run(self, rows: ViewRows, keys: list[tuple]) -> None:
@@ -354,18 +418,25 @@ class LakeProvenance:
         return lost
 
     def warm(self) -> float:
-        """Decode every provenance view and index it for what-if questions, so later questions
-        are answered from memory; returns the seconds it took (also kept in
-        :attr:`warm_seconds`). Rows already decoded (by questions, or by the reading this one
-        was derived from) are not decoded again; the lock is taken per run of rows, so
-        questions asked meanwhile are answered between two runs."""
+        """Read and index every provenance view, then decode them, so later questions are
+        answered from memory; returns the seconds it took (also kept in
+        :attr:`warm_seconds`). The reading and indexing come first (every question needs
+        them; they take seconds where decoding takes minutes). Rows already decoded (by
+        questions, or by the reading this one was derived from) are not decoded again; the
+        lock is taken per run of rows, so questions asked meanwhile are answered between two
+        runs, and no step starts while a reader works (:func:`in_foreground`)."""
         started = time.perf_counter()
+        present = []
         for view in PROVENANCE_VIEWS:
             if view in VIEWS and table_exists(self.settings, view):
-                rows = self._rows(view)
-                self._decode_all(rows)
-                rows.names()
+                _yield_to_readers()
+                self._rows(view).names()
+                present.append(view)
+        _yield_to_readers()
         self._live_rows()
+        self.describe("")  # the registry's descriptions, which every explanation reads
+        for view in present:
+            self._decode_all(self._rows(view), _yield_to_readers)
         self.warm_seconds = time.perf_counter() - started
         return self.warm_seconds
 
