@@ -440,20 +440,43 @@ impl Paths {
         }
     }
 
-    /// The best tuples: of every group (`which` 0), as recorded in the journal (1), or now in
-    /// the journal's groups (2).
-    pub fn rows(&self, which: i32) -> Vec<Row> {
-        let mut out = Vec::new();
+    /// Call `sink` with each best row (`which`: 0 every group's, 1 the journal's record, 2 the
+    /// journal's groups now) until it returns false; nothing is collected (a view of millions
+    /// of rows is counted and exported without a copy).
+    pub fn each_row(&self, which: i32, mut sink: impl FnMut(Row) -> bool) {
+        let mut group_rows = |key: u64, group: &Group| -> bool {
+            for (slot, flags) in group.bests() {
+                let t = &self.tuples[slot as usize];
+                let row = Row {
+                    pair: key,
+                    path: t.path,
+                    cost: t.cost,
+                    hops: t.hops,
+                    flags,
+                    node: t.node,
+                };
+                if !sink(row) {
+                    return false;
+                }
+            }
+            true
+        };
         match which {
             0 => {
                 for (&key, group) in self.groups.iter() {
-                    self.rows_of(key, group, true, &mut out);
+                    if !group_rows(key, group) {
+                        return;
+                    }
                 }
             }
             1 => {
                 if let Some(journal) = self.journal.as_ref() {
                     for rows in journal.values() {
-                        out.extend(rows.iter().copied());
+                        for row in rows {
+                            if !sink(*row) {
+                                return;
+                            }
+                        }
                     }
                 }
             }
@@ -461,13 +484,24 @@ impl Paths {
                 if let Some(journal) = self.journal.as_ref() {
                     for &key in journal.keys() {
                         if let Some(group) = self.groups.get(&key) {
-                            self.rows_of(key, group, true, &mut out);
+                            if !group_rows(key, group) {
+                                return;
+                            }
                         }
                     }
                 }
             }
         }
-        out
+    }
+
+    /// How many rows :meth:`each_row` would give for `which`.
+    pub fn row_count(&self, which: i32) -> usize {
+        let mut count = 0usize;
+        self.each_row(which, |_| {
+            count += 1;
+            true
+        });
+        count
     }
 
     // -- derivations --------------------------------------------------------------------------

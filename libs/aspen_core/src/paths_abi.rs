@@ -144,9 +144,9 @@ pub unsafe extern "C" fn aspen_paths_len(handle: *mut Paths, what: c_int) -> i64
             1 => core.link_count(),
             2 => core.cells().len(),
             3 => core.tuple_count(),
-            4 => core.rows(0).len(),
-            5 => core.rows(1).len(),
-            6 => core.rows(2).len(),
+            4 => core.row_count(0),
+            5 => core.row_count(1),
+            6 => core.row_count(2),
             _ => return Err(ERR_ARGUMENT),
         } as i64)
     })
@@ -179,9 +179,12 @@ pub unsafe extern "C" fn aspen_paths_rows(
         {
             return Err(ERR_ARGUMENT);
         }
-        let rows = core.rows(which);
+        let cap = cap as usize;
         let mut written = 0usize;
-        for r in rows.iter().take(cap as usize) {
+        core.each_row(which, |r| {
+            if written == cap {
+                return false;
+            }
             unsafe {
                 *pairs.add(written) = r.pair;
                 *paths.add(written) = r.path;
@@ -191,7 +194,8 @@ pub unsafe extern "C" fn aspen_paths_rows(
                 *nodes.add(written) = r.node;
             }
             written += 1;
-        }
+            true
+        });
         Ok(written as i64)
     })
 }
