@@ -24,13 +24,6 @@ from aspen.provenance import ProvenanceManager
 from aspen.runtime.local import LocalRuntime
 
 
-@pytest.fixture
-def m() -> ProvenanceManager:
-    manager = ProvenanceManager(backend="cudd")
-    assert core_available(manager), "make setup builds libs/aspen/engine/native/_core.so"
-    return manager
-
-
 def closure_of(m: ProvenanceManager, links: list[tuple[str, str, str]]) -> NativeClosure:
     closure = NativeClosure(m)
     closure.add_links([(s, d, m.var(v)) for s, d, v in links])

@@ -13,18 +13,11 @@ import warnings
 import pytest
 
 from aspen.engine.batch import BaseFact, Batch
-from aspen.engine.native import NativePaths, core_available
+from aspen.engine.native import NativePaths
 from aspen.engine.native.paths import view_rows
 from aspen.errors import EngineError
 from aspen.provenance import ProvenanceManager
 from aspen.runtime.local import LocalRuntime
-
-
-@pytest.fixture
-def m() -> ProvenanceManager:
-    manager = ProvenanceManager(backend="cudd")
-    assert core_available(manager), "make setup builds libs/aspen/engine/native/_core.so"
-    return manager
 
 
 def paths_of(m: ProvenanceManager, links: list[tuple[str, str, float, str]]) -> NativePaths:

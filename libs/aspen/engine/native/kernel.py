@@ -13,6 +13,8 @@ the compiled core is not available
 
 from __future__ import annotations
 
+import ctypes
+from collections.abc import Iterable
 from typing import Any
 
 from aspen.engine.native.library import ERRORS, bind_core
@@ -73,6 +75,19 @@ class NativeKernel:
         if code < 0:
             raise EngineError(ERRORS.get(code, f"the compiled core failed (code {code})"))
         return code
+
+    def _delete(self, function: str, dead: Iterable[str]) -> int:
+        """Call the kernel's deletion ``function`` with the ``dead`` variables (their indices and
+        the cube of their negations); names the manager never declared are ignored."""
+        handle = self._live()
+        index_of = self._index_of_var
+        names = sorted({name for name in dead if name in index_of})
+        if not names:
+            return 0
+        cube = self.manager.bdd.cube({name: False for name in names})  # held during the call
+        indices = (ctypes.c_int * len(names))(*[index_of[name] for name in names])
+        return self._check(getattr(self._lib, function)(handle, indices, len(names),
+                                                        int(cube) - 2))
 
     def close(self) -> None:
         """Release every CUDD reference the kernel holds and free it (idempotent)."""

@@ -198,15 +198,7 @@ class NativePaths(NativeKernel):
         """Set the ``dead`` variables to false in every link, tuple and pending derivation,
         promoting the next bests (names the manager never declared are ignored); returns how
         many tuples changed. The promoted tuples propagate at the next :meth:`run`."""
-        handle = self._live()
-        index_of = self._index_of_var
-        names = sorted({name for name in dead if name in index_of})
-        if not names:
-            return 0
-        cube = self.manager.bdd.cube({name: False for name in names})  # held during the call
-        indices = (ctypes.c_int * len(names))(*[index_of[name] for name in names])
-        return self._check(self._lib.aspen_paths_delete(handle, indices, len(names),
-                                                        int(cube) - 2))
+        return self._delete("aspen_paths_delete", dead)
 
     def run(self) -> int:
         """Derive to quiescence and index what changed; returns derivations processed."""
