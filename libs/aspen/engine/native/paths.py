@@ -224,33 +224,40 @@ class NativePaths(NativeKernel):
         ``paths`` their path is ``()`` (faster when a view does not show it)."""
         return self._rows(_ALL, flags, paths)
 
-    def _rows(self, which: int, mask: int = 3, with_paths: bool = True,
-              with_formulas: bool = True) -> list[BestRow]:
+    def _fetch(self, which: int) -> tuple[np.ndarray, ...] | None:
+        """The rows ``which`` as arrays (pairs, path cells, costs, hops, flags, node pointers;
+        the pointers not referenced: wrap them before another CUDD call), None when empty."""
         handle = self._live()
         count = self._check(self._lib.aspen_paths_len(handle, 4 + which))
         if not count:
+            return None
+        arrays = [(ctype * count)() for ctype in (ctypes.c_uint64, ctypes.c_uint32,
+                                                  ctypes.c_double, ctypes.c_uint32,
+                                                  ctypes.c_uint8, ctypes.c_uint64)]
+        written = self._check(self._lib.aspen_paths_rows(handle, which, *arrays, count))
+        return tuple(np.frombuffer(array, dtype=dtype, count=written) for array, dtype in zip(
+            arrays, (np.uint64, np.uint32, np.float64, np.uint32, np.uint8, np.uint64),
+            strict=True))
+
+    def _rows(self, which: int, mask: int = 3, with_paths: bool = True,
+              with_formulas: bool = True) -> list[BestRow]:
+        fetched = self._fetch(which)
+        if fetched is None:
             return []
-        pairs = (ctypes.c_uint64 * count)()
-        paths = (ctypes.c_uint32 * count)()
-        costs = (ctypes.c_double * count)()
-        hops = (ctypes.c_uint32 * count)()
-        flags = (ctypes.c_uint8 * count)()
-        nodes = (ctypes.c_uint64 * count)()
-        written = self._check(self._lib.aspen_paths_rows(handle, which, pairs, paths, costs,
-                                                         hops, flags, nodes, count))
-        keep = np.flatnonzero(np.frombuffer(flags, dtype=np.uint8, count=written) & mask)
+        pairs, paths, costs, hops, flags, nodes = fetched
+        keep = np.flatnonzero(flags & mask)
         # wrapped before any other CUDD call: the core's references keep them alive until then
         if with_formulas:
-            pointers = np.frombuffer(nodes, dtype=np.uint64, count=written)[keep].tolist()
+            pointers = nodes[keep].tolist()
             wrap = self._wrap
             formulas = [wrap(p + 2) if p else None for p in pointers]
         else:
             formulas = [None] * len(keep)
-        keys = np.frombuffer(pairs, dtype=np.uint64, count=written)[keep]
+        keys = pairs[keep]
         names = self._names
         srcs = (keys >> np.uint64(32)).astype(np.int64).tolist()
         dsts = (keys & np.uint64(_LOW)).astype(np.int64).tolist()
-        cells = np.frombuffer(paths, dtype=np.uint32, count=written)[keep].tolist()
+        cells = paths[keep].tolist()
         if with_paths:
             self._sync_cells()
             path = self._path
@@ -260,32 +267,19 @@ class NativePaths(NativeKernel):
         return [BestRow(names[s], names[d], p, c, h, bool(f & 1), bool(f & 2), formula)
                 for s, d, p, c, h, f, formula in zip(
                     srcs, dsts, decoded,
-                    np.frombuffer(costs, dtype=np.float64, count=written)[keep].tolist(),
-                    np.frombuffer(hops, dtype=np.uint32, count=written)[keep].tolist(),
-                    np.frombuffer(flags, dtype=np.uint8, count=written)[keep].tolist(),
+                    costs[keep].tolist(), hops[keep].tolist(), flags[keep].tolist(),
                     formulas, strict=True)]
 
     def _minimum_keys(self, which: int) -> tuple[set[tuple], set[tuple]]:
         """The ``min_cost`` and ``min_hops`` rows (no formulas) of the rows ``which``."""
-        handle = self._live()
-        count = self._check(self._lib.aspen_paths_len(handle, 4 + which))
-        if not count:
+        fetched = self._fetch(which)
+        if fetched is None:
             return set(), set()
-        pairs = (ctypes.c_uint64 * count)()
-        paths = (ctypes.c_uint32 * count)()
-        costs = (ctypes.c_double * count)()
-        hops = (ctypes.c_uint32 * count)()
-        flags = (ctypes.c_uint8 * count)()
-        nodes = (ctypes.c_uint64 * count)()
-        written = self._check(self._lib.aspen_paths_rows(handle, which, pairs, paths, costs,
-                                                         hops, flags, nodes, count))
-        keys = np.frombuffer(pairs, dtype=np.uint64, count=written)
+        keys, _paths, costs, hops, flags, _nodes = fetched
         names = self._names
         srcs = [names[i] for i in (keys >> np.uint64(32)).astype(np.int64).tolist()]
         dsts = [names[i] for i in (keys & np.uint64(_LOW)).astype(np.int64).tolist()]
-        marks = np.frombuffer(flags, dtype=np.uint8, count=written).tolist()
-        found_costs = np.frombuffer(costs, dtype=np.float64, count=written).tolist()
-        found_hops = np.frombuffer(hops, dtype=np.uint32, count=written).tolist()
+        marks, found_costs, found_hops = flags.tolist(), costs.tolist(), hops.tolist()
         cheapest = {(s, d, c) for s, d, c, f in zip(srcs, dsts, found_costs, marks, strict=True)
                     if f & 1}
         fewest = {(s, d, h) for s, d, h, f in zip(srcs, dsts, found_hops, marks, strict=True)
