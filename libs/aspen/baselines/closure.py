@@ -42,6 +42,7 @@ __all__ = [
     "ClosureProgram",
     "ClosureRuntime",
     "FactStore",
+    "Move",
     "Network",
     "NodeCounters",
     "PairIndex",
@@ -362,6 +363,18 @@ class FactStore:
         return set(self.facts)
 
 
+@dataclass(frozen=True)
+class Move:
+    """What one :meth:`ClosureMaintainer.update` moves from and to: the view's tuples before,
+    and the seeds and edges deleted and inserted."""
+
+    old_tuples: set[Pair]
+    seeds_del: set[Pair]
+    seeds_ins: set[Pair]
+    edges_del: set[Pair]
+    edges_ins: set[Pair]
+
+
 class ClosureMaintainer:
     """Keeps one closure view current; subclasses implement :meth:`update`."""
 
@@ -375,6 +388,20 @@ class ClosureMaintainer:
     def update(self, seeds: set[Pair], edges: set[Pair]) -> ViewChange:
         """Move to the new seeds and edges; return the net change of the view."""
         raise NotImplementedError
+
+    def begin(self, seeds: set[Pair], edges: set[Pair]) -> Move:
+        """The move to ``seeds`` and ``edges``, its edge changes shipped to their join nodes."""
+        old_edges = set(self.edges.pairs)
+        move = Move(set(self.tuples.pairs), self.seeds - seeds, seeds - self.seeds,
+                    old_edges - edges, edges - old_edges)
+        self.ship_edge_changes(sorted(move.edges_del | move.edges_ins, key=repr))
+        return move
+
+    def finish(self, seeds: set[Pair], move: Move) -> ViewChange:
+        """Take ``seeds`` as the current ones; the view's net change since ``move`` began."""
+        self.seeds = set(seeds)
+        return ViewChange(inserted=self.tuples.pairs - move.old_tuples,
+                          deleted=move.old_tuples - self.tuples.pairs)
 
     def ship_edge_changes(self, changed: Iterable[Pair]) -> None:
         """Base edge inserts/deletes travel to the node where they join."""

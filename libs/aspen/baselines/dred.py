@@ -48,11 +48,9 @@ class DRedMaintainer(ClosureMaintainer):
 
     def update(self, seeds: set[Pair], edges: set[Pair]) -> ViewChange:
         prog, net = self.program, self.net
-        old_tuples = set(self.tuples.pairs)
-        old_edges = set(self.edges.pairs)
-        seeds_del, seeds_ins = self.seeds - seeds, seeds - self.seeds
-        edges_del, edges_ins = old_edges - edges, edges - old_edges
-        self.ship_edge_changes(sorted(edges_del | edges_ins, key=repr))
+        move = self.begin(seeds, edges)
+        seeds_del, seeds_ins = move.seeds_del, move.seeds_ins
+        edges_del, edges_ins = move.edges_del, move.edges_ins
 
         # -- phase 1: over-delete (against the old state) -----------------------------------
         over: set[Pair] = set()
@@ -83,7 +81,7 @@ class DRedMaintainer(ClosureMaintainer):
             net.end_round()
         if over:
             net.metrics.barriers += 1
-        remaining = PairIndex(old_tuples - over)
+        remaining = PairIndex(move.old_tuples - over)
 
         # -- phase 2: re-derive over-deleted tuples with a derivation from what is left -------
         rederived: set[Pair] = set()
@@ -125,14 +123,11 @@ class DRedMaintainer(ClosureMaintainer):
                     derive(r)
             net.end_round()
 
-        self.seeds = set(seeds)
         self.last_overdeleted = over
         self.last_rederived = over & self.tuples.pairs  # over-deleted, then back
         net.metrics.overdeleted += len(over)
         net.metrics.rederived += len(self.last_rederived)
-        return ViewChange(
-            inserted=self.tuples.pairs - old_tuples, deleted=old_tuples - self.tuples.pairs
-        )
+        return self.finish(seeds, move)
 
 
 class DRedRuntime(ClosureRuntime):

@@ -72,11 +72,9 @@ class RelativeMaintainer(ClosureMaintainer):
     # -- maintenance --------------------------------------------------------------------------
     def update(self, seeds: set[Pair], edges: set[Pair]) -> ViewChange:
         prog, net = self.program, self.net
-        old_tuples = set(self.tuples.pairs)
-        old_edges = set(self.edges.pairs)
-        seeds_del, seeds_ins = self.seeds - seeds, seeds - self.seeds
-        edges_del, edges_ins = old_edges - edges, edges - old_edges
-        self.ship_edge_changes(sorted(edges_del | edges_ins, key=repr))
+        move = self.begin(seeds, edges)
+        seeds_del, seeds_ins = move.seeds_del, move.seeds_ins
+        edges_del, edges_ins = move.edges_del, move.edges_ins
 
         # -- deletions: drop dead derivations, find the affected tuples ----------------------
         lost: set[Pair] = set()
@@ -159,10 +157,7 @@ class RelativeMaintainer(ClosureMaintainer):
                     self._add(r, (t, e), frontier)
             net.end_round()
 
-        self.seeds = set(seeds)
-        return ViewChange(
-            inserted=self.tuples.pairs - old_tuples, deleted=old_tuples - self.tuples.pairs
-        )
+        return self.finish(seeds, move)
 
     def count_state(self) -> None:
         """View tuples, edge copies and stored derivations, per node."""

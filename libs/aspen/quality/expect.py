@@ -147,26 +147,18 @@ def of_dtype(column: str, *dtypes: str) -> list[Expectation]:
 
 def pair_at_least(column_a: str, column_b: str) -> list[Expectation]:
     """``column_a >= column_b`` in every row where both are present."""
-    return [
-        _gx().ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A=column_a,
-            column_B=column_b,
-            or_equal=True,
-            ignore_row_if="either_value_is_missing",
-        )
-    ]
+    return _pair_greater(column_a, column_b, or_equal=True)
 
 
 def pair_above(column_a: str, column_b: str) -> list[Expectation]:
     """``column_a > column_b`` in every row where both are present."""
-    return [
-        _gx().ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A=column_a,
-            column_B=column_b,
-            or_equal=False,
-            ignore_row_if="either_value_is_missing",
-        )
-    ]
+    return _pair_greater(column_a, column_b, or_equal=False)
+
+
+def _pair_greater(column_a: str, column_b: str, or_equal: bool) -> list[Expectation]:
+    return [_gx().ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A=column_a, column_B=column_b, or_equal=or_equal,
+        ignore_row_if="either_value_is_missing")]
 
 
 def pair_equal(column_a: str, column_b: str) -> list[Expectation]:
