@@ -14,44 +14,16 @@ where one link key holds instances with two costs at once. The core must be buil
 from __future__ import annotations
 
 import pytest
+from core_pairs import agree, final, pair
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import check_views, interpret, network_programs
 
 from aspen.baselines import scratch
 from aspen.engine.batch import BaseFact, Batch
-from aspen.provenance import ProvenanceManager
 from aspen.runtime.local import LocalRuntime
 
 VIEWS = ("min_cost", "min_hops", "cheapest_path", "fewest_hops", "shortest_cheapest_path")
-
-
-def _pair(partitions: int, mode: str) -> tuple[LocalRuntime, LocalRuntime]:
-    manager = ProvenanceManager(backend="cudd")
-    native = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, manager=manager,
-                          core="native")
-    reference = LocalRuntime(views=VIEWS, partitions=partitions, mode=mode, manager=manager,
-                             core="reference")
-    assert set(native.native) == set(VIEWS) and not reference.native
-    return native, reference
-
-
-def _agree(native: LocalRuntime, reference: LocalRuntime, deltas: dict, ref_deltas: dict,
-           formulas: bool) -> None:
-    for view in VIEWS:
-        mine, theirs = native.view(view), reference.view(view)
-        assert set(mine) == set(theirs), (view, sorted(set(mine) ^ set(theirs), key=repr))
-        if formulas:
-            assert mine == theirs, view
-        assert deltas[view].inserted == ref_deltas[view].inserted, view
-        assert deltas[view].deleted == ref_deltas[view].deleted, view
-
-
-def _final(native: LocalRuntime, reference: LocalRuntime) -> None:
-    native.flush()
-    reference.flush()
-    for view in VIEWS:
-        assert native.view(view) == reference.view(view), view
 
 
 @pytest.mark.parametrize("mode", ["lazy", "eager"])
@@ -59,14 +31,14 @@ def _final(native: LocalRuntime, reference: LocalRuntime) -> None:
 @given(program=network_programs(max_batches=4, max_ops=4, setup=6),
        partitions=st.sampled_from([1, 4, 12]))
 def test_path_views_agree_with_the_reference_and_the_oracle(mode, program, partitions):
-    native, reference = _pair(partitions, mode)
+    native, reference = pair(VIEWS, partitions, mode)
     before = None
     for step in interpret(program):
         deltas = native.apply(step.batch)
         ref_deltas = reference.apply(step.batch)
-        _agree(native, reference, deltas, ref_deltas, formulas=mode == "eager")
+        agree(native, reference, deltas, ref_deltas, VIEWS, formulas=mode == "eager")
         before = check_views(native, step, VIEWS, before, deltas)
-    _final(native, reference)
+    final(native, reference, VIEWS)
 
 
 _NODES = tuple(f"n{i}" for i in range(8))
@@ -79,7 +51,7 @@ _batch = st.tuples(st.lists(_insert, max_size=5), st.lists(st.integers(0, 63), m
 @given(batches=st.lists(_batch, min_size=2, max_size=5),
        partitions=st.sampled_from([1, 4, 12]), mode=st.sampled_from(["lazy", "eager"]))
 def test_two_costs_on_one_link_key_on_eight_nodes(batches, partitions, mode):
-    native, reference = _pair(partitions, mode)
+    native, reference = pair(VIEWS, partitions, mode)
     live: dict[str, BaseFact] = {}
     seq = 0
     for inserts, deletes in batches:
@@ -95,11 +67,11 @@ def test_two_costs_on_one_link_key_on_eight_nodes(batches, partitions, mode):
         for var in dead:
             del live[var]
         live.update((f.var, f) for f in facts)
-        _agree(native, reference, deltas, ref_deltas, formulas=mode == "eager")
+        agree(native, reference, deltas, ref_deltas, VIEWS, formulas=mode == "eager")
         expected = scratch.evaluate_all(live.values(), views=VIEWS)
         for view in VIEWS:
             assert set(native.view(view)) == expected[view], view
-    _final(native, reference)
+    final(native, reference, VIEWS)
 
 
 @pytest.mark.parametrize(("first", "then"), [("reference", "native"), ("native", "reference")])

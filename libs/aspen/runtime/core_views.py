@@ -5,10 +5,13 @@ The in-process runtime runs a view either through the reference operators of
 compiled core implements, through one native kernel per view
 (:class:`~aspen.engine.native.NativeClosure` for ``reachable``, decision 0053;
 :class:`~aspen.engine.native.NativePaths` for the path family, one kernel serving every
-requested path view, decision 0056, when the plan choices are the defaults). The two agree
-exactly: same tuples after every batch, and the same BDD per tuple after a flush (in lazy
-mode the kernel, like the reference's lazy MinShips, buffers alternatives until a deletion
-needs them or a flush; in eager mode its formulas are always complete).
+requested path view, decision 0056, when the plan choices are the defaults;
+:class:`~aspen.engine.native.NativeRegions` for the region family, one closure kernel in
+targets mode serving ``active_region``, with ``region_sizes`` and ``largest_regions`` counted
+from its rows, under every plan choice, decision 0057). The two agree exactly: same tuples
+after every batch, and the same BDD per tuple after a flush (in lazy mode the kernel, like the
+reference's lazy MinShips, buffers alternatives until a deletion needs them or a flush; in
+eager mode its formulas are always complete).
 
 ``core`` is ``"native"`` (the compiled core where it implements a view; an error when it is not
 built), ``"reference"`` (the Python operators only) or ``"auto"`` (native when the library is
@@ -22,15 +25,19 @@ built and the manager is CUDD, else reference).
 >>> from aspen.engine.plan import PlanChoices
 >>> native_views(("reachable", "min_cost"), "native", PlanChoices(aggsel=False))
 ('reachable',)
+>>> native_views(("largest_regions",), "native", PlanChoices(mode="eager", k=5.0))
+('largest_regions',)
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from aspen.engine.batch import BaseFact
-from aspen.engine.native import NativeClosure, NativePaths, core_available
+from aspen.engine.native import NativeClosure, NativePaths, NativeRegions, core_available
+from aspen.engine.native.closure import ClosureBacked
 from aspen.engine.native.paths import PATH_VIEW_NAMES, view_rows
 from aspen.engine.operators.base import FormulaCodec
 from aspen.engine.partitioning import owner
@@ -38,12 +45,16 @@ from aspen.engine.plan import PlanChoices
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 from aspen.settings import ENGINE_CORES
+from aspen.views.regions import REGION_VIEWS
 
-__all__ = ["NATIVE_VIEWS", "NativePathFamily", "NativePathView", "NativeReachable",
+__all__ = ["NATIVE_VIEWS", "REGION_VIEW_NAMES", "NativeFamilyView", "NativePathFamily",
+           "NativePathView", "NativeReachable", "NativeRegionFamily", "NativeRegionView",
            "build_native", "native_views", "paths_native", "resolve_core"]
 
+#: The region family: ``active_region`` and the two counts read from its rows.
+REGION_VIEW_NAMES: tuple[str, ...] = REGION_VIEWS
 #: The views the compiled core maintains; their reference operators are then not built.
-NATIVE_VIEWS: tuple[str, ...] = ("reachable", *PATH_VIEW_NAMES)
+NATIVE_VIEWS: tuple[str, ...] = ("reachable", *PATH_VIEW_NAMES, *REGION_VIEW_NAMES)
 
 
 def resolve_core(core: str, manager: ProvenanceManager) -> str:
@@ -69,7 +80,9 @@ def paths_native(choices: PlanChoices | None) -> bool:
 
 def native_views(views: Iterable[str], core: str,
                  choices: PlanChoices | None = None) -> tuple[str, ...]:
-    """Those of ``views`` the (resolved) ``core`` runs natively under ``choices``."""
+    """Those of ``views`` the (resolved) ``core`` runs natively under ``choices`` (the region
+    family under every choice: ``k`` and the mode are the kernel's, while the MinShip batch
+    size and the step placement change only when and where the reference ships)."""
     if core != "native":
         return ()
     paths = paths_native(choices)
@@ -86,6 +99,7 @@ def build_native(views: Iterable[str], core: str, choices: PlanChoices,
     kernels: list[Any] = []
     chosen = native_views(views, core, choices)
     paths = [v for v in chosen if v in PATH_VIEW_NAMES]
+    regions = [v for v in chosen if v in REGION_VIEW_NAMES]
     if "reachable" in chosen:
         readers["reachable"] = NativeReachable(manager, lazy=lazy)
         kernels.append(readers["reachable"])
@@ -94,10 +108,15 @@ def build_native(views: Iterable[str], core: str, choices: PlanChoices,
         kernels.append(family)
         for view in paths:
             readers[view] = NativePathView(family, view)
+    if regions:
+        region_family = NativeRegionFamily(manager, regions, k=choices.k, lazy=lazy)
+        kernels.append(region_family)
+        for view in regions:
+            readers[view] = NativeRegionView(region_family, view)
     return readers, kernels
 
 
-class NativeReachable:
+class NativeReachable(ClosureBacked):
     """``reachable`` in the compiled core, with what the runtime needs around it: the link
     facts in, the view's rows and membership changes out, and its part of the state."""
 
@@ -110,28 +129,11 @@ class NativeReachable:
         self._owners: dict[Any, int] = {}
 
     # -- a batch ---------------------------------------------------------------------------
-    def delete_vars(self, dead: Iterable[str]) -> int:
-        return self.closure.delete_vars(dead)
-
     def insert(self, facts: Iterable[BaseFact]) -> None:
         """Queue the derivations of new link instances (their variables are declared)."""
         var = self.manager.var
         self.closure.add_links([(f.values[0], f.values[1], var(f.var))
                                 for f in facts if f.relation == self.relation])
-
-    def run(self) -> int:
-        return self.closure.run()
-
-    def flush(self) -> int:
-        """Ship every buffered alternative and run eagerly (the full provenance)."""
-        return self.closure.flush()
-
-    def pending(self) -> int:
-        """Entries holding a buffered alternative (lazy mode)."""
-        return self.closure.pending_alternatives()
-
-    def track_membership(self) -> None:
-        self.closure.track_membership()
 
     def delta(self) -> tuple[set[tuple], set[tuple]]:
         """(inserted, deleted) tuples since :meth:`track_membership`."""
@@ -145,9 +147,6 @@ class NativeReachable:
             elif was and not now:
                 deleted.add(key)
         return inserted, deleted
-
-    def index(self) -> int:
-        return self.closure.index()
 
     # -- reading ---------------------------------------------------------------------------
     def owner_of(self, key: tuple, partitions: int) -> int:
@@ -320,13 +319,16 @@ class NativePathFamily:
         self.paths.close()
 
 
-class NativePathView:
-    """One path-family view of a :class:`NativePathFamily`, with the reading and state calls
-    the runtime makes per view (as :class:`NativeReachable`'s)."""
+class NativeFamilyView:
+    """One view of a family kernel (:class:`NativePathFamily`, :class:`NativeRegionFamily`),
+    with the reading and state calls the runtime makes per view (as :class:`NativeReachable`'s).
+    The kernel's state is not dumped: :attr:`marker` stands for it, and a load derives the
+    family again from the live facts."""
 
-    relation = "link"
+    #: what :meth:`dump` writes in place of the kernel's state
+    marker: dict[str, str] = {}
 
-    def __init__(self, family: NativePathFamily, view: str) -> None:
+    def __init__(self, family: Any, view: str) -> None:
         self.family = family
         self.view = view
 
@@ -343,17 +345,151 @@ class NativePathView:
         return iter(self.family.rows(self.view, None, 1).items())
 
     def dump(self, codec: FormulaCodec) -> Any:
-        """Nothing but a marker: a load derives the kernel again from the live link facts."""
-        return {"derive": "link"}
+        """Nothing but a marker: a load derives the kernel again from the live facts."""
+        return dict(self.marker)
 
     def load(self, state: Any, codec: FormulaCodec, facts: Iterable[BaseFact]) -> None:
         self.family.derive(facts)
 
     def restore(self, rows: Iterable[tuple[tuple, Formula]], facts: Iterable[BaseFact]) -> None:
-        """A state the reference operators wrote: derived again from the live link facts."""
+        """A state the reference operators wrote: derived again from the live facts."""
         self.family.derive(facts)
 
     @staticmethod
     def reference_rows(node_states: Iterable[dict[str, Any]],
                        codec: FormulaCodec) -> list[tuple[tuple, Formula]]:
         return []
+
+
+class NativePathView(NativeFamilyView):
+    """One path-family view of a :class:`NativePathFamily`."""
+
+    relation = "link"
+    marker = {"derive": "link"}
+
+
+class NativeRegionFamily:
+    """The region views in one compiled kernel (:class:`NativeRegions`): the sensor, triggered
+    and seed facts in, per-view rows and row changes out. ``region_sizes`` and
+    ``largest_regions`` carry no formula: they are counted here from the member rows, and
+    their changes follow from ``active_region``'s. The kernel's state is not dumped: a load
+    derives it again from the live facts and flushes (as :class:`NativePathFamily`)."""
+
+    def __init__(self, manager: ProvenanceManager, views: Iterable[str], k: float = 20.0,
+                 lazy: bool = False) -> None:
+        self.manager = manager
+        self.views = tuple(views)
+        self.regions = NativeRegions(manager, k=k, lazy=lazy)
+        self._sizes: Counter[Any] | None = None  # members per region (None: count again)
+        self._before: Counter[Any] | None = None  # the sizes when tracking started
+        self._deltas: dict[str, tuple[set[tuple], set[tuple]]] | None = None
+        self._derived = False
+        self._owners: dict[Any, int] = {}
+
+    # -- a batch ---------------------------------------------------------------------------
+    def delete_vars(self, dead: Iterable[str]) -> int:
+        self._sizes = None
+        return self.regions.delete_vars(dead)
+
+    def insert(self, facts: Iterable[BaseFact]) -> None:
+        self._sizes = None
+        self.regions.insert(facts)
+
+    def run(self) -> int:
+        return self.regions.run()
+
+    def flush(self) -> int:
+        self._sizes = None  # counted again when read (a flush should add no member)
+        return self.regions.flush()
+
+    def pending(self) -> int:
+        return self.regions.pending()
+
+    def track_membership(self) -> None:
+        self._before = Counter(self.sizes())
+        self.regions.track_membership()
+        self._deltas = None
+
+    def delta(self, view: str) -> tuple[set[tuple], set[tuple]]:
+        """(inserted, deleted) rows of ``view`` since :meth:`track_membership` (the kernel's
+        journal is read once for the three views)."""
+        if self._deltas is None:
+            members = self.regions.delta() if self._before is not None else (set(), set())
+            before = self._before or Counter()
+            after = Counter(before)
+            after.update(region for region, _sid in members[0])
+            after.subtract(region for region, _sid in members[1])
+            after = +after  # regions left without members are dropped
+            self._sizes = after
+            old, new = set(before.items()), set(after.items())
+            self._deltas = {"active_region": members, "region_sizes": (new - old, old - new),
+                            "largest_regions": (_largest(new) - _largest(old),
+                                                _largest(old) - _largest(new))}
+            self._before = None
+        return self._deltas.get(view, (set(), set()))
+
+    def index(self) -> int:
+        return self.regions.index()
+
+    # -- reading ---------------------------------------------------------------------------
+    def sizes(self) -> Counter[Any]:
+        """Members per region (counted from the kernel's rows when not known)."""
+        if self._sizes is None:
+            self._sizes = Counter(region for region, _sid in self.regions.keys())
+        return self._sizes
+
+    def owner_of(self, view: str, key: tuple, partitions: int) -> int:
+        """The node the reference runtime would hold ``key`` on: the owner of its region
+        (``largest_regions``: node 0, where its one selection runs)."""
+        if view == "largest_regions":
+            return 0
+        region = key[0]
+        node = self._owners.get(region)
+        if node is None:
+            node = self._owners[region] = owner(region, partitions)
+        return node
+
+    def rows(self, view: str, nodes: Iterable[int] | None,
+             partitions: int) -> dict[tuple, Formula | None]:
+        rows: dict[tuple, Formula | None]
+        if view == "active_region":
+            rows = dict(self.regions.items())
+        elif view == "region_sizes":
+            rows = dict.fromkeys(self.sizes().items())
+        else:
+            rows = dict.fromkeys(_largest(set(self.sizes().items())))
+        if nodes is None:
+            return rows
+        wanted = set(nodes)
+        return {key: f for key, f in rows.items()
+                if self.owner_of(view, key, partitions) in wanted}
+
+    # -- state -----------------------------------------------------------------------------
+    def derive(self, facts: Iterable[BaseFact]) -> None:
+        """Fill the kernel from the live facts (a state load: once), run and flush."""
+        if self._derived:
+            return
+        self._derived = True
+        self.insert(facts)
+        self.regions.run()
+        self.regions.flush()
+
+    def close(self) -> None:
+        self.regions.close()
+
+
+def _largest(sizes: set[tuple]) -> set[tuple]:
+    """The (region, size) rows of the largest size, ties kept."""
+    if not sizes:
+        return set()
+    top = max(size for _region, size in sizes)
+    return {row for row in sizes if row[1] == top}
+
+
+class NativeRegionView(NativeFamilyView):
+    """One region view of a :class:`NativeRegionFamily` (its rows' owners depend on the view)."""
+
+    marker = {"derive": "regions"}
+
+    def owner_of(self, key: tuple, partitions: int) -> int:
+        return self.family.owner_of(self.view, key, partitions)

@@ -27,6 +27,14 @@
 //! (restricted) buffer: OR-ed into the formula and waiting, so the next run propagates it; an
 //! entry leaves only when both are false. `flush` ships every buffer and runs eagerly to
 //! quiescence: the formulas are then the full provenance, as in eager mode.
+//!
+//! Targets mode (`add_targets`, off until a target is named) keeps only the entries whose
+//! destination is a target: a link derives its base case only when its destination is one,
+//! and every step keeps its destination, so nothing else is ever derived; its columns are
+//! then queues (breadth-first: short walks settle first and absorb the long ones). A region
+//! view runs on it with its edges reversed (docs/decisions/0057-compiled-regions.md): the
+//! closure from every node to a few region nodes costs what the region rows cost, not all
+//! pairs.
 
 use crate::cudd::{Cudd, Node, Oom};
 use crate::table::{dst_of, pair, src_of, FastMap, Table};
@@ -48,24 +56,26 @@ pub struct Stats {
 
 /// The closure entries waiting, one stack per destination column, and the columns that have
 /// some (each listed once). A slot may be in its stack more than once: it is processed at its
-/// topmost place, the others pop with nothing pending.
+/// topmost place, the others pop with nothing pending. `fifo` makes each column a queue
+/// (breadth-first; a waiting entry keeps its place): targets mode uses it.
 #[derive(Default)]
 pub struct Columns {
-    queues: Vec<Vec<u32>>,
+    queues: Vec<VecDeque<u32>>,
     active: VecDeque<u32>,
     listed: Vec<bool>,
     /// Items in the stacks (stale ones included).
     pub waiting: usize,
+    pub fifo: bool,
 }
 
 impl Columns {
     fn push(&mut self, column: u32, slot: u32) {
         let y = column as usize;
         if y >= self.queues.len() {
-            self.queues.resize_with(y + 1, Vec::new);
+            self.queues.resize_with(y + 1, VecDeque::new);
             self.listed.resize(y + 1, false);
         }
-        self.queues[y].push(slot);
+        self.queues[y].push_back(slot);
         self.waiting += 1;
         if !self.listed[y] {
             self.listed[y] = true;
@@ -76,7 +86,13 @@ impl Columns {
     /// The next waiting slot: the current column's last until the column is empty.
     fn pop(&mut self) -> Option<u32> {
         while let Some(&column) = self.active.front() {
-            if let Some(slot) = self.queues[column as usize].pop() {
+            let queue = &mut self.queues[column as usize];
+            let next = if self.fifo {
+                queue.pop_front()
+            } else {
+                queue.pop_back()
+            };
+            if let Some(slot) = next {
                 self.waiting -= 1;
                 return Some(slot);
             }
@@ -259,8 +275,10 @@ impl State {
             let merged = merged?;
             c.release(pending);
             self.closure.slots[slot as usize].pending = merged;
-            // to the top of its column: its older place in the stack pops with nothing pending
-            self.columns.push(dst_of(key), slot);
+            if !self.columns.fifo {
+                // to the top of its column: its older place pops with nothing pending
+                self.columns.push(dst_of(key), slot);
+            }
         }
         Ok(())
     }
@@ -274,6 +292,8 @@ pub struct Core {
     pub state: State,
     /// A CUDD call failed mid-way: the closure may be incomplete; only reads and destroy work.
     pub poisoned: bool,
+    /// Targets mode: which node ids are targets (None: every node is, the plain closure).
+    targets: Option<Vec<bool>>,
     scratch: Vec<u32>,
     support: Vec<u32>,
 }
@@ -293,8 +313,33 @@ impl Core {
                 alternatives: 0,
             },
             poisoned: false,
+            targets: None,
             scratch: Vec::new(),
             support: Vec::new(),
+        }
+    }
+
+    /// Mark node ids as targets (targets mode from now on: only entries (x, t) with t a
+    /// target are derived). Call before the links into them are added.
+    pub fn add_targets(&mut self, ids: &[u32]) {
+        // breadth-first: from a few targets, depth-first walks derive long chains that the
+        // short ones absorb later (a region flush at 1,000 sensors: 1.1 M derivations, 5 k
+        // breadth-first)
+        self.state.columns.fifo = true;
+        let targets = self.targets.get_or_insert_with(Vec::new);
+        for &id in ids {
+            let i = id as usize;
+            if i >= targets.len() {
+                targets.resize(i + 1, false);
+            }
+            targets[i] = true;
+        }
+    }
+
+    fn is_target(&self, node: u32) -> bool {
+        match &self.targets {
+            None => true,
+            Some(targets) => targets.get(node as usize).copied().unwrap_or(false),
         }
     }
 
@@ -377,8 +422,8 @@ impl Core {
         }
     }
 
-    /// A changed link (x, z) with derivation `g`: reachable(x, z) with g, and (x, y) with
-    /// g ∧ R[z, y] for every stored R[z, y].
+    /// A changed link (x, z) with derivation `g`: reachable(x, z) with g (in targets mode only
+    /// when z is a target), and (x, y) with g ∧ R[z, y] for every stored R[z, y].
     fn link_step(&mut self, slot: u32) -> Result<(), Oom> {
         let c = self.cudd;
         let entry = &mut self.links.slots[slot as usize];
@@ -389,12 +434,15 @@ impl Core {
         entry.pending = ptr::null_mut();
         let key = entry.key;
         let (x, z) = (src_of(key), dst_of(key));
+        let base = self.is_target(z);
         let mut targets = std::mem::take(&mut self.scratch);
         targets.clear();
         targets.extend_from_slice(self.state.closure.group(z));
         let state = &mut self.state;
         let result = (|| {
-            state.derive(&c, key, g)?;
+            if base {
+                state.derive(&c, key, g)?;
+            }
             for &t in &targets {
                 // read now: with a self-loop (x = z) an earlier target may have changed it
                 let (r, y) = {

@@ -1,5 +1,6 @@
-//! Aspen's compiled core: the recursive view `reachable` (`kernel`) and the path family
-//! (`paths`, its C ABI in `paths_abi`) with absorption provenance, over the
+//! Aspen's compiled core: the recursive view `reachable` (`kernel`; in targets mode also the
+//! region family's closure) and the path family (`paths`, its C ABI in `paths_abi`) with
+//! absorption provenance, over the
 //! CUDD manager of a `dd.cudd` BDD, behind a C ABI loaded with ctypes
 //! (`aspen.engine.native`). Std only; the CUDD functions come in as pointers bound by Python
 //! from the loaded `dd.cudd` extension, so no CUDD header or library is linked here.
@@ -183,6 +184,25 @@ pub unsafe extern "C" fn aspen_core_set(
             }
             core.set(links != 0, key, node);
         }
+        Ok(n)
+    })
+}
+
+/// Mark the node ids `ids[0..n]` as targets (n may be 0): from now on only closure entries
+/// whose destination is a target are derived (targets mode; a region view's closure).
+/// Returns n.
+#[no_mangle]
+pub unsafe extern "C" fn aspen_core_targets(handle: *mut Core, n: i64, ids: *const u32) -> i64 {
+    with_core(handle, true, |core| {
+        if n < 0 || (n > 0 && ids.is_null()) {
+            return Err(ERR_ARGUMENT);
+        }
+        let ids = if n == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(ids, n as usize) }
+        };
+        core.add_targets(ids); // none: targets mode on, with no target yet
         Ok(n)
     })
 }

@@ -7,5 +7,6 @@ from __future__ import annotations
 from aspen.engine.native.closure import STATS, NativeClosure
 from aspen.engine.native.library import core_available
 from aspen.engine.native.paths import NativePaths
+from aspen.engine.native.regions import NativeRegions
 
-__all__ = ["STATS", "NativeClosure", "NativePaths", "core_available"]
+__all__ = ["STATS", "NativeClosure", "NativePaths", "NativeRegions", "core_available"]

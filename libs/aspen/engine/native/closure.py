@@ -62,7 +62,7 @@ from aspen.engine.native.kernel import NativeKernel
 from aspen.errors import EngineError
 from aspen.provenance.bdd import Formula, ProvenanceManager
 
-__all__ = ["STATS", "NativeClosure"]
+__all__ = ["STATS", "ClosureBacked", "NativeClosure"]
 
 #: The counters :meth:`NativeClosure.stats` reports, in the core's order.
 STATS = ("derivations", "absorbed", "restricted", "entries", "links", "links_restricted",
@@ -122,6 +122,16 @@ class NativeClosure(NativeKernel):
         if packed is not None:
             count, key_array, node_array, _held = packed
             self._check(self._lib.aspen_core_add_links(handle, count, key_array, node_array))
+
+    def add_targets(self, names: Iterable[Any]) -> None:
+        """Keep only the entries whose destination is one of the targets named so far (targets
+        mode, from the first call on, even with no name; name a target before the links into
+        it), derived breadth-first. With every edge reversed this is the closure from a few
+        sources: the region family's (:class:`~aspen.engine.native.NativeRegions`), whose cost
+        follows its rows."""
+        ids = [self._id(name) for name in names]
+        self._check(self._lib.aspen_core_targets(self._live(), len(ids),
+                                                 (ctypes.c_uint32 * max(len(ids), 1))(*ids)))
 
     def delete_vars(self, dead: Iterable[str]) -> int:
         """Set the ``dead`` variables to false in every link and closure formula, dropping the
@@ -313,3 +323,30 @@ class NativeClosure(NativeKernel):
         out = (ctypes.c_int64 * len(STATS))()
         written = self._check(self._lib.aspen_core_stats(self._live(), out, len(STATS)))
         return dict(zip(STATS[:written], out[:written], strict=True))
+
+
+class ClosureBacked:
+    """The batch calls of a view kept by one :class:`NativeClosure` (``self.closure``), as the
+    in-process runtime makes them on each kernel: run, flush, pending, index, membership."""
+
+    closure: NativeClosure
+
+    def run(self) -> int:
+        return self.closure.run()
+
+    def flush(self) -> int:
+        """Ship every buffered alternative and run eagerly (the full provenance)."""
+        return self.closure.flush()
+
+    def pending(self) -> int:
+        """Entries holding a buffered alternative (lazy mode)."""
+        return self.closure.pending_alternatives()
+
+    def index(self) -> int:
+        return self.closure.index()
+
+    def track_membership(self) -> None:
+        self.closure.track_membership()
+
+    def delete_vars(self, dead: Iterable[str]) -> int:
+        return self.closure.delete_vars(dead)

@@ -60,6 +60,7 @@ _SIGNATURES: dict[str, tuple[tuple[Any, ...], Any]] = {
     "aspen_core_flush": ((_PTR,), _I64),
     "aspen_core_alternatives": ((_PTR,), _I64),
     "aspen_core_buffered": ((_PTR, _PTR, _PTR, _I64), _I64),
+    "aspen_core_targets": ((_PTR, _I64, _PTR), _I64),
     "aspen_paths_new": ((_PTR,) * 10, _PTR),
     "aspen_paths_free": ((_PTR,), None),
     "aspen_paths_add_links": ((_PTR, _I64, _PTR, _PTR, _PTR, _PTR), _I64),
