@@ -15,6 +15,7 @@ whole app, so an unchanged lake never redraws.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -38,6 +39,13 @@ DRAWN_AT_KEY = "aspen_drawn_at"
 _JUST_DRAWN_KEY = "aspen_just_drawn"
 
 st.set_page_config(page_title="Aspen", layout="wide")
+# Streamlit asks once per process, at the first element, whether it runs in a REPL by walking
+# every frame's source file (0.3 s of a fresh server's first page); this app runs under
+# `streamlit run`, so the answer is known: skip the walk (the flag is its own "asked already")
+with contextlib.suppress(ImportError, AttributeError):
+    import streamlit.delta_generator as _generator
+
+    _generator._use_warning_has_been_displayed = True
 
 navigation = st.navigation([
     st.Page(HERE / page_file(page), title=page.title, icon=page.icon,

@@ -30,17 +30,18 @@ import streamlit as st
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from aspen.catalog import VIEWS
+from aspen.catalog import VIEW_COLUMNS, VIEWS
 from aspen.errors import AspenError, ProvenanceExpiredError, UnknownKeyError
 from aspen.lake.committed import committed_versions, reading_version
-from aspen.lake.deltars import exact_row_count, table_version_or_none
+from aspen.lake.deltars import exact_row_count, table_version_or_none, text_field
 from aspen.lake.summary import KNOWN_TABLES, SUMMARY_TABLE
 from aspen.lake.tables import READINGS
-from aspen.lake.view_log import VIEW_CHANGES, read_view_at
+from aspen.lake.view_log import VIEW_CHANGES, current_rows, read_view_at
 from aspen.pipeline import lake_provenance
 from aspen.pipeline.batch import registry_through_rows
 from aspen.pipeline.boundary import printable
 from aspen.pipeline.lake_provenance import PROVENANCE_VIEWS, Explanation, LakeProvenance
+from aspen.pipeline.provenance_vars import key_columns, read_pairs, touched_pairs
 from aspen.settings import DEFAULT_LAKE, Settings
 from aspen.views.registry import REGISTRY
 from aspen.views.why_not import WhyNot, cost_text, route_through, why_not
@@ -70,6 +71,7 @@ __all__ = [
     "PROVENANCE_TABLES",
     "Snapshot",
     "TableStatus",
+    "ViewPairs",
     "batch_numbers",
     "base_tuple_of",
     "current_lake",
@@ -86,6 +88,7 @@ __all__ = [
     "load_view",
     "provenance_versions",
     "read_latest",
+    "read_view_pairs",
     "recent_batches",
     "resolve_lake",
     "route_text",
@@ -219,7 +222,13 @@ def load_table(uri: str, version: int, columns: tuple[str, ...] | None = None) -
 def load_view(lake: str, view: str, snapshot_version: int, log_version: int | None,
               columns: tuple[str, ...] | None = None) -> pd.DataFrame:
     """View ``view`` of ``lake``: its snapshot with the change log applied (cached per
-    versions)."""
+    versions); ``columns`` of the view's own read alone, without the formulas' bytes."""
+    if columns is not None and set(columns) <= set(VIEW_COLUMNS.get(view, ())):
+        try:
+            return _view_columns(Settings(lake=lake), view, snapshot_version, log_version,
+                                 list(columns))
+        except (ValueError, KeyError):  # a table without the usual columns: read it whole
+            pass
     frame = read_view_at(Settings(lake=lake), view, snapshot_version, log_version)
     if columns is None:
         return frame
@@ -227,6 +236,22 @@ def load_view(lake: str, view: str, snapshot_version: int, log_version: int | No
     if missing:  # a view table written without its columns: read_latest reports it
         raise ValueError(f"no column {', '.join(missing)}")
     return frame[list(columns)]
+
+
+def _view_columns(settings: Settings, view: str, snapshot_version: int,
+                  log_version: int | None, columns: list[str]) -> pd.DataFrame:
+    """``columns`` of view ``view`` at these versions: the snapshot's key and row columns
+    without ``provenance`` (the bulk of a view's bytes), the view's log rows applied."""
+    wanted = [*VIEW_COLUMNS[view], "prov_bytes", "batch_id", "node"]
+    snapshot = DeltaTable(settings.table_uri(view), version=snapshot_version) \
+        .to_pandas(columns=wanted).assign(provenance=None)
+    if log_version is None:
+        return snapshot[columns]
+    log = DeltaTable(settings.table_uri(VIEW_CHANGES), version=log_version).to_pyarrow_dataset()
+    changes = log.to_table(filter=text_field("view") == view).to_pandas()
+    if changes.empty:
+        return snapshot[columns]
+    return current_rows(view, snapshot, changes.assign(provenance=None))[columns]
 
 
 def _read_version(settings: Settings, name: str) -> tuple[int | None, pd.DataFrame | None]:
@@ -458,6 +483,90 @@ def read_latest(
     except (DeltaError, OSError, ValueError) as err:
         return Snapshot(version, pd.DataFrame(),
                         f"cannot read {text(name)} with delta-rs: {_error_text(settings, err)}")
+
+
+class ViewPairs(NamedTuple):
+    """The distinct pairs of a view's first two attributes (as text), read for the Why page's
+    choices: each pair as ``first NUL second`` in ``joined``, the first values and the second
+    values that occur, the smallest pair of two different values, or the ``problem`` met."""
+
+    version: int
+    joined: frozenset[str]
+    firsts: tuple[str, ...]
+    seconds: tuple[str, ...]
+    first_pair: tuple[str, str] | None
+    problem: str = ""
+
+    def holds(self, first: str, second: str) -> bool:
+        """Whether the view holds a row of the pair (``first``, ``second``).
+
+        >>> ViewPairs(1, frozenset({"a\\x00b"}), ("a",), ("b",), ("a", "b")).holds("a", "b")
+        True
+        """
+        return f"{first}\x00{second}" in self.joined
+
+    def seconds_of(self, first: str) -> list[str]:
+        """The second values paired with ``first``, sorted (a scan: for small views)."""
+        head = f"{first}\x00"
+        return sorted(pair[len(head):] for pair in self.joined if pair.startswith(head))
+
+
+def read_view_pairs(settings: Settings, view: str,
+                    columns: tuple[str, str]) -> ViewPairs | None:
+    """The pairs ``columns`` of view ``view`` as readers see it (kept once per server and
+    versions): only those two columns of its snapshot are read, and the change log's pairs are
+    settled by reading their rows (not the view's formulas and paths: seconds at 1,000 nodes);
+    ``None`` when there is no view to read."""
+    try:
+        versions = committed_versions(settings)
+        version = reading_version(settings, view, versions)
+        if version is None:
+            return None
+        return _view_pairs(settings.lake_uri, view, version, versions.get(VIEW_CHANGES),
+                           columns)
+    except TableNotFoundError:
+        return None
+    except (DeltaError, OSError, ValueError, KeyError) as err:
+        problem = f"cannot read {text(view)} with delta-rs: {_error_text(settings, err)}"
+        return ViewPairs(-1, frozenset(), (), (), None, problem)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _view_pairs(lake: str, view: str, version: int, log_version: int | None,
+                columns: tuple[str, str]) -> ViewPairs:
+    """:func:`read_view_pairs` at these versions (one object, shared: never modified). The
+    pairs are made unique by Arrow's hashing of ``first NUL second`` (a NUL sorts first, so
+    the joined texts sort as the pairs do)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first, second = columns
+    table = key_columns(Settings(lake=lake), view, version, columns)
+    ones = pc.cast(table.column(first), pa.string())
+    twos = pc.cast(table.column(second), pa.string())
+    joined = pc.binary_join_element_wise(ones, twos, "\x00")
+    pairs = set(pc.unique(joined).to_pylist())
+    if log_version is not None:
+        versions = {view: version, VIEW_CHANGES: log_version}
+        touched = touched_pairs(Settings(lake=lake), view, versions)
+        if touched:
+            now = read_pairs(Settings(lake=lake), view, versions, touched)
+            pairs -= {f"{a}\x00{b}" for a, b in touched}
+            pairs |= {f"{a}\x00{b}" for a, b in zip(now[first].astype(str),
+                                                      now[second].astype(str), strict=True)}
+    split = [pair.split("\x00", 1) for pair in pairs] if log_version is not None else None
+    if split is None:  # the snapshot alone: Arrow finds the ends and the first pair
+        firsts = tuple(sorted(pc.unique(ones).to_pylist()))
+        seconds = tuple(sorted(pc.unique(twos).to_pylist()))
+        apart = joined.filter(pc.not_equal(ones, twos))
+        smallest = pc.min(apart).as_py() if len(apart) else None
+    else:
+        firsts = tuple(sorted({a for a, _ in split}))
+        seconds = tuple(sorted({b for _, b in split}))
+        smallest = min((p for p in pairs if p.split("\x00", 1)[0] != p.split("\x00", 1)[1]),
+                       default=None)
+    first_pair = None if smallest is None else tuple(smallest.split("\x00", 1))
+    return ViewPairs(version, frozenset(pairs), firsts, seconds, first_pair)  # type: ignore[arg-type]
 
 
 def ingest_batches(settings: Settings, variables: pd.DataFrame) -> list[object]:

@@ -144,18 +144,20 @@ def simulate(settings: Settings, question: Question, edges: pd.DataFrame) -> Ans
         found, without = sensor_vars(provenance, question.sensors)
         deleted |= found
         lost = provenance.what_if(deleted)
-        kept = {view: len(provenance.tuples(view)) - len(gone) for view, gone in lost.items()}
+        # counted without reading the views' formulas (the variable index read only lost rows)
+        kept = {view: provenance.count(view) - len(gone) for view, gone in lost.items()}
         # kept with the answer: the page may redraw it after the lake moved on
         members = provenance.tuples("active_region") if "active_region" in lost else []
         gone_pairs = {(str(r[0]), str(r[1])) for r in lost.get("reachable", [])}
-        cycles = {(str(r[0]), str(r[1])) for r in provenance.tuples("reachable")
+        reachable_pairs = provenance.tuples("reachable") if "reachable" in lost else []
+        cycles = {(str(r[0]), str(r[1])) for r in reachable_pairs
                   if r[0] == r[1]} - gone_pairs if "reachable" in lost else set()
         impact = None
         if "reachable" in lost:
             links = [(str(s), str(d), float(c))
                      for s, d, c in edges[["src", "dst", "cost"]].itertuples(index=False)]
             impact = failure_impact(links, deleted_links(edges, question),
-                                    pair_count(provenance.tuples("reachable")),
+                                    pair_count(reachable_pairs),
                                     lost["reachable"], lost.get("min_cost", []),
                                     () if question.node is None else (question.node,))
         elapsed = (time.perf_counter() - started) * 1000

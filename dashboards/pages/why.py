@@ -41,6 +41,7 @@ from lakeview import (
     plain,
     provenance_versions,
     read_latest,
+    read_view_pairs,
     recent_batches,
     route_through,
     sensor_chain,
@@ -585,11 +586,15 @@ def _index(options: Sequence[str], wanted: str) -> int:
     return options.index(wanted) if wanted in options else 0
 
 
-def default_pair(pairs: Iterable[tuple[str, str]], nodes: Sequence[str]) -> tuple[str, str]:
-    """The first pair of the view in sorted order whose ends differ; else two distinct nodes."""
-    found = min(((a, b) for a, b in pairs if a != b), default=None)
-    if found is not None:
-        return found
+def default_pair(first_pair: tuple[str, str] | None, nodes: Sequence[str]) -> tuple[str, str]:
+    """The first pair of the view in sorted order whose ends differ (``first_pair``, from
+    :class:`lakeview.ViewPairs`); else two distinct nodes.
+
+    >>> default_pair(None, ["a", "b"]), default_pair(("b", "c"), ["a", "b", "c"])
+    (('a', 'b'), ('b', 'c'))
+    """
+    if first_pair is not None:
+        return first_pair
     return (nodes[0], nodes[1]) if len(nodes) > 1 else (nodes[0], nodes[0])
 
 
@@ -643,38 +648,37 @@ view = st.selectbox("Question", present, format_func=VIEW_LABELS.__getitem__, ke
                     persist_state="session")
 st.caption(f"Answered from the view {text(view)}.")
 first, second = ("region", "sensor") if view == "active_region" else ("src", "dst")
-snapshot = read_latest(settings, view, (first, second))
+# the view's pairs only (not its formulas and paths), kept once per server and lake version
+snapshot = read_view_pairs(settings, view, (first, second))
 if snapshot is None:
     st.info(f"No `{view}` table yet: run `aspen maintain` first.")
     st.stop()
 if snapshot.problem:
     st.warning(snapshot.problem)
     st.stop()
-keys = snapshot.rows[[first, second]].astype(str).drop_duplicates()
 left, right = st.columns(2)
 
 if view == "active_region":
-    if keys.empty:
+    if not snapshot.joined:
         st.info(f"The `{view}` table (version {snapshot.version}) has no tuples yet.")
         st.stop()
-    region = left.selectbox("Region", sorted(keys["region"].unique()), key="why_region",
+    region = left.selectbox("Region", list(snapshot.firsts), key="why_region",
                             persist_state="session")
-    sensor = right.selectbox("Sensor", sorted(keys.loc[keys["region"] == region, "sensor"]),
+    sensor = right.selectbox("Sensor", snapshot.seconds_of(region),
                              key="why_sensor", persist_state="session")
     show_explanations(settings, view, (region, sensor))
 else:
     network = read_network(settings)
-    pairs = set(zip(keys["src"], keys["dst"], strict=True))
-    nodes = sorted(set(network.nodes) | set(keys["src"]) | set(keys["dst"]))
+    nodes = sorted(set(network.nodes) | set(snapshot.firsts) | set(snapshot.seconds))
     if not nodes:
         st.info("No nodes yet: no live or dead links and no pairs in the view.")
         st.stop()
-    start, end = default_pair(pairs, nodes)
+    start, end = default_pair(snapshot.first_pair, nodes)
     src = left.selectbox("From", nodes, index=_index(nodes, start), key="why_from",
                          persist_state="session")
     dst = right.selectbox("To", nodes, index=_index(nodes, end), key="why_to",
                           persist_state="session")
-    if (src, dst) in pairs:
+    if snapshot.holds(src, dst):
         show_explanations(settings, view, (src, dst), network)
     else:
         versions = tuple(table_version(settings, name) for name in LINK_TABLES)

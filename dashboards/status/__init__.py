@@ -34,6 +34,7 @@ from .latency import (
     latency,
     per_batch_counter,
     slow_batches,
+    spark_text,
     stuck_batches,
     worth_charting,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "recent_rows",
     "routers_text",
     "slow_batches",
+    "spark_text",
     "stuck_batches",
     "traffic_light",
     "worth_charting",

@@ -22,8 +22,8 @@ from .thresholds import (
 )
 from .words import duration_text, plural
 
-__all__ = ["Latency", "latency", "per_batch_counter", "slow_batches", "stuck_batches",
-           "worth_charting"]
+__all__ = ["Latency", "latency", "per_batch_counter", "slow_batches", "spark_text",
+           "stuck_batches", "worth_charting"]
 
 
 def slow_batches(wall: pd.Series) -> pd.DataFrame:
@@ -185,3 +185,23 @@ def worth_charting(values: pd.Series) -> bool:
     """
     known = pd.to_numeric(values, errors="coerce").dropna()
     return len(known) >= 2 and known.nunique() > 1
+
+
+#: Eighth blocks, lowest to highest: a series drawn as text.
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def spark_text(values: list[float]) -> str:
+    """``values`` as a row of block characters, the lowest ▁ and the highest █ (all equal:
+    the middle block): a sparkline that is text, so the Overview loads no chart library.
+
+    >>> spark_text([1.0, 2.0, 8.0]), spark_text([3.0, 3.0]), spark_text([])
+    ('▁▂█', '▄▄', '')
+    """
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    if high == low:
+        return _BARS[3] * len(values)
+    top = len(_BARS) - 1
+    return "".join(_BARS[round((v - low) / (high - low) * top)] for v in values)

@@ -47,6 +47,7 @@ from aspen.errors import ConfigError, LakeError
 from aspen.lake.deltars import column_maxima, read_table, replace_batch, table_exists
 from aspen.lake.view_log import VIEW_CHANGES, log_size, should_compact, truncate_log
 from aspen.pipeline import ledger
+from aspen.pipeline.provenance_vars import PROV_INDEX_TABLE, write_for_batch
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
@@ -206,8 +207,8 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
     started = time.perf_counter()
     # what a rebuild writes afresh: the views, the log, the runtime's state (governed or not)
     state = integrity.STATE_TABLES.get(runtime.name)
-    rewritten = tuple(dict.fromkeys((*runtime.views, VIEW_CHANGES, *runtime.state_tables,
-                                     *([state] if state else []))))
+    rewritten = tuple(dict.fromkeys((*runtime.views, VIEW_CHANGES, PROV_INDEX_TABLE,
+                                     *runtime.state_tables, *([state] if state else []))))
     notes: list[str] = []
     with meter.phase("apply"):
         if rebuild:
@@ -250,6 +251,9 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
                 should_compact(files, rows, runtime.view_rows())
             runtime.write_views(settings, entry, compact, report)
             report.compacted = compact
+            # the variable index follows the views, in the same batch (provenance_vars)
+            write_for_batch(settings, entry.batch_id, compact, last.table_versions)
+            crash_point("maintain:after-prov-index")
             runtime.write_state(settings, entry)
             crash_point("maintain:after-state")
         report.seconds = time.perf_counter() - started
@@ -258,7 +262,8 @@ def run_batch(settings: Settings, runtime: BatchRuntime, meter: PhaseMeter,
         changes = sum(i + d for i, d in report.view_changes.values())
         crash_point("maintain:before-ledger")
         entry = ledger.commit(settings, entry, report.inserted_vars + report.deleted_vars,
-                              changes, tables=(*runtime.views, VIEW_CHANGES, *runtime.state_tables))
+                              changes, tables=(*runtime.views, VIEW_CHANGES, PROV_INDEX_TABLE,
+                                      *runtime.state_tables))
     except BaseException:
         runtime.discard()
         raise

@@ -22,6 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,12 @@ from aspen.pipeline.provenance_follow import (
     pin_lake,
 )
 from aspen.pipeline.provenance_index import ViewRows, chunks
+from aspen.pipeline.provenance_vars import (
+    count_with_formula,
+    index_version,
+    pairs_of,
+    read_pairs,
+)
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.codec import names_order
 from aspen.settings import Settings
@@ -69,6 +76,10 @@ WARM_CHUNK_BYTES = 1 << 18
 #: after, and waits at most :data:`FOREGROUND_WAIT_S` at a time (busy readers do not stop it).
 FOREGROUND_GRACE_S = 0.3
 FOREGROUND_WAIT_S = 10.0
+#: With a variable index in the lake, questions do not need the warm-up: it starts only once
+#: no reader has worked for this long (since the process started, or the last page drew), so
+#: a fresh server's first page and question have the machine to themselves.
+WARM_QUIET_S = 30.0
 #: Views explanations and what-if read: every view (those whose rows carry no formula, the
 #: region aggregates of the view registry, have nothing to explain and lose nothing).
 PROVENANCE_VIEWS: tuple[str, ...] = VIEWS
@@ -90,7 +101,7 @@ def parse_base_ref(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 _foreground = 0
-_foreground_ended = 0.0
+_foreground_ended = time.monotonic()  # the process's start counts as a reader's last work
 _foreground_changed = threading.Condition()
 
 
@@ -121,6 +132,16 @@ def in_foreground() -> Iterator[None]:
 def _readers_working() -> bool:
     with _foreground_changed:
         return _foreground > 0
+
+
+def _wait_for_quiet(seconds: float) -> None:
+    """Wait until no reader has worked (:func:`in_foreground`) for ``seconds``."""
+    with _foreground_changed:
+        while True:
+            quiet = time.monotonic() - _foreground_ended
+            if not _foreground and quiet >= seconds:
+                return
+            _foreground_changed.wait(seconds if _foreground else seconds - quiet)
 
 
 def _yield_to_readers() -> None:
@@ -224,6 +245,13 @@ class LakeProvenance:
         self._registry_lock = threading.Lock()  # parsing the registry; taken after it
         self._live: list[tuple[str, str, list[str]]] | None = None
         self._descriptions: dict[str, str] | None = None
+        #: rows read by key before the view was read whole (the variable index, a pair's
+        #: rows), and the pairs read so far per view; guarded by :attr:`_rows_lock`
+        self._partial: dict[str, ViewRows] = {}
+        self._pairs_read: dict[str, set[tuple[str, str]]] = {}
+        self._index: int | None = None  # the variable index's version, once looked up
+        self._index_known = False
+        self._counts: dict[str, int] = {}
 
     @property
     def batch(self) -> int:
@@ -287,8 +315,66 @@ class LakeProvenance:
                                        versions=self._pin.versions)
                 rows = ViewRows.from_frame(view, frame)
                 with self._rows_lock:
+                    partial = self._partial.get(view)
+                if partial is not None:  # rows a question decoded keep their formulas
+                    with self.lock:
+                        for key, formula in list(partial.decoded.items()):
+                            if key in rows.data and rows.data[key] == partial.data.get(key):
+                                rows.decoded[key] = formula
+                with self._rows_lock:
                     self._views[view] = rows
             return rows
+
+    def _read_whole(self, view: str) -> ViewRows | None:
+        """``view``'s rows if they are read whole already (never waits for a reading)."""
+        with self._rows_lock:
+            return self._views.get(view)
+
+    def _index_version(self) -> int | None:
+        """The variable index's version this reading may use (None: the lake has none for
+        its batch, e.g. an older lake: questions then read the views whole)."""
+        with self._rows_lock:
+            if not self._index_known:
+                try:
+                    self._index = index_version(self.settings, self._pin.batch)
+                except (DeltaError, OSError, ValueError, KeyError):
+                    self._index = None
+                self._index_known = True
+            return self._index
+
+    def _index_pairs(self, variables: set[str]) -> set[tuple[str, str]] | None:
+        """The pairs the variable index lists for ``variables`` (None: no usable index)."""
+        version = self._index_version()
+        if version is None:
+            return None
+        try:
+            return pairs_of(self.settings, version, variables)
+        except (DeltaError, OSError, ValueError):  # unreadable: read the views whole instead
+            with self._rows_lock:
+                self._index = None
+            return None
+
+    def _pair_rows(self, view: str, pairs: set[tuple[str, str]]) -> ViewRows:
+        """The rows of ``view`` whose first two attributes are one of ``pairs`` (a filtered
+        read of the snapshot and the change log; pairs read before are not read again), in one
+        :class:`ViewRows` kept with their decoded formulas."""
+        with self._rows_lock:
+            reading = self._reading.setdefault(f"pairs:{view}", threading.Lock())
+        with reading:
+            with self._rows_lock:
+                done = self._pairs_read.setdefault(view, set())
+                partial = self._partial.setdefault(view, ViewRows(view, {}))
+                missing = pairs - done
+            if missing:
+                frame = read_pairs(self.settings, view, self._pin.versions, missing)
+                found = ViewRows.from_frame(view, frame) if len(frame) else None
+                with self._rows_lock:
+                    if found is not None:  # copy on write: a question may be reading it
+                        grown = ViewRows(view, {**partial.data, **found.data})
+                        grown.decoded = partial.decoded  # same keys, same bytes: shared
+                        partial = self._partial[view] = grown
+                    done |= missing
+            return partial
 
     def _decode(self, rows: ViewRows, keys: Iterable[tuple], order: bool = True) -> int:
         """Decode those of ``keys`` not decoded yet (the caller holds :attr:`lock`); ``order``:
@@ -327,6 +413,22 @@ class LakeProvenance:
         """Every tuple of ``view`` that carries a formula, without decoding any."""
         return self._rows(view).with_formula()
 
+    def count(self, view: str) -> int:
+        """How many tuples of ``view`` carry a formula: from its rows when read whole, else
+        counted in the lake without reading a formula."""
+        rows = self._read_whole(view)
+        if rows is not None:
+            return len(rows.with_formula())
+        with self._rows_lock:
+            known = self._counts.get(view)
+        if known is None:
+            if view not in self._pin.versions:
+                return len(self.tuples(view))
+            known = count_with_formula(self.settings, view, self._pin.versions)
+            with self._rows_lock:
+                self._counts[view] = known
+        return known
+
     def decoded_count(self, view: str) -> int:
         """How many rows of ``view`` are decoded so far."""
         rows = self._rows(view)
@@ -349,7 +451,11 @@ class LakeProvenance:
         if len(key) > len(columns):
             raise ConfigError(
                 f"{view} has {len(columns)} attributes ({', '.join(columns)}); got {len(key)}")
-        rows = self._rows(view)
+        rows = self._read_whole(view)
+        if rows is None and len(key) >= 2 and view in self._pin.versions:
+            rows = self._pair_rows(view, {(key[0], key[1])})  # that pair's rows only
+        if rows is None:
+            rows = self._rows(view)
         keys = [t for t in rows.with_formula() if tuple(str(v) for v in t[: len(key)]) == key]
         with self.lock:
             self._decode(rows, keys)
@@ -405,10 +511,21 @@ class LakeProvenance:
         from aspen.provenance.explain import what_if
 
         lost: dict[str, list[tuple]] = {}
-        for view in views or tuple(v for v in VIEWS if v in PROVENANCE_VIEWS):
-            if not table_exists(self.settings, view):
-                continue
-            rows = self._rows(view)
+        asked = [v for v in views or tuple(v for v in VIEWS if v in PROVENANCE_VIEWS)
+                 if table_exists(self.settings, v)]
+        by_pairs = [v for v in asked if v in self._pin.versions and self._read_whole(v) is None]
+        pairs = self._index_pairs(deleted) if by_pairs else None
+        if pairs is not None and len(by_pairs) > 1:
+            # the variable index named the pairs: their rows read in every view at once (Arrow
+            # reads them without the interpreter's lock)
+            with ThreadPoolExecutor(max_workers=len(by_pairs)) as pool:
+                list(pool.map(lambda view: self._pair_rows(view, pairs), by_pairs))
+        for view in asked:
+            rows = self._read_whole(view)
+            if rows is None and pairs is not None and view in by_pairs:
+                rows = self._pair_rows(view, pairs)
+            if rows is None:
+                rows = self._rows(view)
             candidates = rows.candidates(deleted)
             with self.lock:
                 self._decode(rows, candidates)
@@ -424,7 +541,10 @@ class LakeProvenance:
         them; they take seconds where decoding takes minutes). Rows already decoded (by
         questions, or by the reading this one was derived from) are not decoded again; the
         lock is taken per run of rows, so questions asked meanwhile are answered between two
-        runs, and no step starts while a reader works (:func:`in_foreground`)."""
+        runs, and no step starts while a reader works (:func:`in_foreground`). With a variable
+        index in the lake it starts only after :data:`WARM_QUIET_S` without a reader."""
+        if self._index_version() is not None:
+            _wait_for_quiet(WARM_QUIET_S)  # questions read through the index meanwhile
         started = time.perf_counter()
         present = []
         for view in PROVENANCE_VIEWS:

@@ -43,7 +43,7 @@ from aspen.lake.view_log import (
 from aspen.pipeline import ledger
 from aspen.pipeline.batch import MaintainReport, run_batch, write_metrics
 from aspen.pipeline.changes import batch_between, registry_since
-from aspen.pipeline.view_tables import view_frame
+from aspen.pipeline.view_tables import view_frame, write_snapshot
 from aspen.settings import Settings
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class LocalBatch:
             replay = batch_between(registry_since(settings, self._state_through),
                                    after=self._state_through, through=last.through_ingest_batch)
             if replay:
-                runtime.apply(replay, deltas=False)
+                runtime.apply(replay, deltas=False, exact=True)
             runtime.flush()
         self._published = {view: runtime.view(view) for view in self.views}
 
@@ -214,7 +214,7 @@ class LocalBatch:
         runtime = self._require()
         assert self._batch is not None
         if self._batch:
-            runtime.apply(self._batch, deltas=False)  # publish diffs the views itself
+            runtime.apply(self._batch, deltas=False, exact=True)  # publish diffs the views
         runtime.flush()
 
     def publish(self, entry: ledger.LedgerEntry) -> None:
@@ -249,7 +249,7 @@ class LocalBatch:
             for view in self.views:
                 frame = view_frame(view, current[view], runtime.manager, entry.batch_id,
                                    self._placement[view])
-                write_table(settings, view, frame)
+                write_snapshot(settings, view, frame)
                 crash_point(f"maintain:after-view-{view}")
             truncate_log(settings)
         else:

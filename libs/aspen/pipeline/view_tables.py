@@ -21,18 +21,25 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from aspen.provenance.bdd import ProvenanceManager
+    from aspen.settings import Settings
 
 __all__ = [
     "PATH_COLUMNS",
+    "SNAPSHOT_ROW_GROUP",
     "row_to_tuple",
     "view_ddl",
     "view_frame",
+    "write_snapshot",
 ]
 
 #: The columns holding a path (a list of node ids); a view's columns: :mod:`aspen.catalog`.
 PATH_COLUMNS = frozenset({"path", "cheapest", "fewest"})
 _INT_COLUMNS = frozenset({"hops", "size"})
 _FLOAT_COLUMNS = frozenset({"cost"})
+#: Rows per Parquet row group of a snapshot written in process: its rows are sorted by key, so
+#: a read of a few pairs (the variable index's, :mod:`aspen.pipeline.provenance_vars`) decodes
+#: the formulas and paths of a few row groups, not of the whole view.
+SNAPSHOT_ROW_GROUP = 1 << 14
 
 
 def _cell(column: str, value: Any) -> Any:
@@ -106,3 +113,13 @@ def view_ddl(view: str) -> str:
         return "DOUBLE" if column in _FLOAT_COLUMNS else "STRING"
 
     return ", ".join(f"{c} {kind(c)}" for c in VIEW_COLUMNS[check_view(view)])
+
+
+def write_snapshot(settings: Settings, view: str, frame: pa.Table) -> None:
+    """Write ``frame`` (:func:`view_frame`) as ``view``'s snapshot, in row groups of
+    :data:`SNAPSHOT_ROW_GROUP` rows."""
+    from deltalake import WriterProperties, write_deltalake
+
+    write_deltalake(settings.table_uri(check_view(view)), frame, mode="overwrite",
+                    schema_mode="overwrite",
+                    writer_properties=WriterProperties(max_row_group_size=SNAPSHOT_ROW_GROUP))
