@@ -6,8 +6,6 @@ The lakes are built in process (ingest, then ``maintain_local``: no Spark), on a
 
 from __future__ import annotations
 
-import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -15,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from small_lakes import batch_st, copy_lake, first_records, maintain_batch
 
 from aspen.catalog import VIEWS
 from aspen.errors import UnknownKeyError
-from aspen.lake.ingest import ingest_files
 from aspen.pipeline import batch as batch_module
 from aspen.pipeline import lake_provenance
 from aspen.pipeline.lake_provenance import (
@@ -26,7 +24,6 @@ from aspen.pipeline.lake_provenance import (
     provenance_versions,
     shared_provenance,
 )
-from aspen.pipeline.maintain_local import maintain_local
 from aspen.pipeline.provenance_index import DROPPED, ViewRows, net_changes
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.codec import name_occurrences, read_names
@@ -111,39 +108,9 @@ def test_the_last_change_of_a_key_wins_in_batch_order() -> None:
 
 
 # -- lakes -------------------------------------------------------------------------------------
-NODES = "abcd"
-SENSORS = {"s1": (0.0, 0.0), "s2": (5.0, 0.0), "s3": (10.0, 0.0)}
-FIRST = [
-    {"op": "insert", "relation": "link", "src": "a", "dst": "b", "cost": 1.0},
-    {"op": "insert", "relation": "link", "src": "b", "dst": "c", "cost": 1.0},
-    {"op": "insert", "relation": "link", "src": "c", "dst": "a", "cost": 2.0},
-    {"op": "insert", "relation": "link", "src": "a", "dst": "c", "cost": 3.0},
-    *({"op": "insert", "relation": "sensor", "id": s, "x": x, "y": y}
-      for s, (x, y) in SENSORS.items()),
-    {"op": "insert", "relation": "region_seed", "region": "r1", "id": "s1"},
-    *({"op": "insert", "relation": "triggered", "id": s} for s in SENSORS),
-]
-
-link_op = st.builds(
-    lambda op, src, dst, cost: ({"op": op, "relation": "link", "src": src, "dst": dst,
-                                 "cost": cost} if op == "insert" else
-                                {"op": op, "relation": "link", "src": src, "dst": dst}),
-    st.sampled_from(["insert", "delete"]), st.sampled_from(NODES), st.sampled_from(NODES),
-    st.sampled_from([1.0, 2.0, 4.0]))
-sensor_op = st.builds(lambda op, s: {"op": op, "relation": "triggered", "id": s},
-                      st.sampled_from(["insert", "delete"]), st.sampled_from(sorted(SENSORS)))
-batches_st = st.lists(st.lists(st.one_of(link_op, sensor_op), min_size=1, max_size=4),
+FIRST = first_records([("a", "b", 1.0), ("b", "c", 1.0), ("c", "a", 2.0), ("a", "c", 3.0)])
+batches_st = st.lists(batch_st,
                       min_size=1, max_size=3)
-
-
-def _write(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
-
-
-def _batch(lake: Settings, records: list[dict], name: str) -> None:
-    ingest_files(lake, [_write(Path(lake.lake).parent / f"{name}.jsonl", records)])
-    maintain_local(lake)
 
 
 @pytest.fixture(scope="module")
@@ -151,17 +118,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small lake with one committed batch (FIRST)."""
     root = tmp_path_factory.mktemp("follow")
     lake = Settings(lake=str(root / "lake"))
-    _batch(lake, FIRST, "first")
+    maintain_batch(lake, FIRST, "first")
     return root / "lake"
-
-
-_copies = iter(range(10**6))
-
-
-def _copy(template: Path, tmp_path: Path) -> Settings:
-    target = tmp_path / f"copy-{next(_copies)}" / "lake"
-    shutil.copytree(template, target)
-    return Settings(lake=str(target))
 
 
 def _same_answers(later: LakeProvenance, fresh: LakeProvenance) -> None:
@@ -189,7 +147,7 @@ def _same_answers(later: LakeProvenance, fresh: LakeProvenance) -> None:
 def test_advancing_batch_by_batch_equals_a_fresh_decode(template: Path, tmp_path: Path,
                                                         batches: list, warm_first: bool,
                                                         data: st.DataObject) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     reading = LakeProvenance(lake)
     if warm_first:
         reading.warm()
@@ -197,7 +155,7 @@ def test_advancing_batch_by_batch_equals_a_fresh_decode(template: Path, tmp_path
         reading.what_if({data.draw(st.sampled_from(sorted(v for _, v, _ in
                                                           reading._live_rows())))})
     for number, records in enumerate(batches):
-        _batch(lake, records, f"batch-{number}")
+        maintain_batch(lake, records, f"batch-{number}")
         later = reading.advance()
         assert later.followed is not None  # followed the log: no compaction on this lake
         assert later.manager is reading.manager and later.batch >= reading.batch
@@ -207,11 +165,11 @@ def test_advancing_batch_by_batch_equals_a_fresh_decode(template: Path, tmp_path
 
 def test_a_compaction_in_between_decodes_afresh(template: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     reading = LakeProvenance(lake)
     reading.warm()
     monkeypatch.setattr(batch_module, "should_compact", lambda *_: True)
-    _batch(lake, [{"op": "delete", "relation": "link", "src": "a", "dst": "b"}], "cut")
+    maintain_batch(lake, [{"op": "delete", "relation": "link", "src": "a", "dst": "b"}], "cut")
     later = reading.advance()
     assert later.followed is None and later.manager is not reading.manager
     _same_answers(later, LakeProvenance(lake))
@@ -219,7 +177,7 @@ def test_a_compaction_in_between_decodes_afresh(template: Path, tmp_path: Path,
 
 def test_after_a_batch_the_shared_reading_decodes_only_what_changed(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     first = shared_provenance(lake.lake, provenance_versions(lake))
     first.warm()
     decoded: list[int] = []
@@ -231,7 +189,7 @@ def test_after_a_batch_the_shared_reading_decodes_only_what_changed(
         return done
 
     monkeypatch.setattr(LakeProvenance, "_decode", counting)
-    _batch(lake, [{"op": "delete", "relation": "link", "src": "b", "dst": "c"}], "cut")
+    maintain_batch(lake, [{"op": "delete", "relation": "link", "src": "b", "dst": "c"}], "cut")
     second = shared_provenance(lake.lake, provenance_versions(lake))
     assert second is not first and second.followed is not None
     assert second.followed.rows > 0
@@ -247,7 +205,7 @@ def test_after_a_batch_the_shared_reading_decodes_only_what_changed(
 
 def test_a_question_during_the_warm_up_does_not_wait_for_it(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     expected = LakeProvenance(lake)
     reading = LakeProvenance(lake)
     paused, release = threading.Event(), threading.Event()
@@ -283,9 +241,9 @@ def test_a_question_during_the_warm_up_does_not_wait_for_it(
 
 
 def test_shared_readings_follow_the_lake(template: Path, tmp_path: Path) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     first = shared_provenance(lake.lake, provenance_versions(lake))
-    _batch(lake, [{"op": "delete", "relation": "triggered", "id": "s2"}], "cut")
+    maintain_batch(lake, [{"op": "delete", "relation": "triggered", "id": "s2"}], "cut")
     second = shared_provenance(lake.lake, provenance_versions(lake))
     assert second.followed is not None and second.batch == first.batch + 1
     assert len(lake_provenance._shared) <= lake_provenance.SHARED_KEPT

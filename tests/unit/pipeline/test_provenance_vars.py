@@ -17,6 +17,7 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from small_lakes import batch_st, copy_lake, first_records, maintain_batch
 
 from aspen.catalog import VIEWS
 from aspen.errors import InjectedCrash
@@ -38,39 +39,11 @@ from aspen.pipeline.provenance_vars import (
 )
 from aspen.settings import Settings
 
-NODES = "abcd"
-SENSORS = {"s1": (0.0, 0.0), "s2": (5.0, 0.0), "s3": (10.0, 0.0)}
-FIRST = [
-    {"op": "insert", "relation": "link", "src": "a", "dst": "b", "cost": 1.0},
-    {"op": "insert", "relation": "link", "src": "b", "dst": "c", "cost": 1.0},
-    {"op": "insert", "relation": "link", "src": "c", "dst": "a", "cost": 2.0},
-    {"op": "insert", "relation": "link", "src": "a", "dst": "c", "cost": 3.0},
-    {"op": "insert", "relation": "link", "src": "c", "dst": "d", "cost": 1.0},
-    *({"op": "insert", "relation": "sensor", "id": s, "x": x, "y": y}
-      for s, (x, y) in SENSORS.items()),
-    {"op": "insert", "relation": "region_seed", "region": "r1", "id": "s1"},
-    *({"op": "insert", "relation": "triggered", "id": s} for s in SENSORS),
-]
-
-link_op = st.builds(
-    lambda op, src, dst, cost: ({"op": op, "relation": "link", "src": src, "dst": dst,
-                                 "cost": cost} if op == "insert" else
-                                {"op": op, "relation": "link", "src": src, "dst": dst}),
-    st.sampled_from(["insert", "delete"]), st.sampled_from(NODES), st.sampled_from(NODES),
-    st.sampled_from([1.0, 2.0, 4.0]))
-sensor_op = st.builds(lambda op, s: {"op": op, "relation": "triggered", "id": s},
-                      st.sampled_from(["insert", "delete"]), st.sampled_from(sorted(SENSORS)))
-batches_st = st.lists(st.tuples(st.lists(st.one_of(link_op, sensor_op), min_size=1,
-                                         max_size=4), st.booleans()),
+FIRST = first_records([("a", "b", 1.0), ("b", "c", 1.0), ("c", "a", 2.0), ("a", "c", 3.0),
+                       ("c", "d", 1.0)])
+batches_st = st.lists(st.tuples(batch_st, st.booleans()),
                       min_size=1, max_size=3)
 _SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-
-
-def _batch(lake: Settings, records: list[dict], name: str) -> None:
-    path = Path(lake.lake).parent / f"{name}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    ingest_files(lake, [path])
-    maintain_local(lake)
 
 
 @pytest.fixture(scope="module")
@@ -78,17 +51,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small lake with one committed batch (FIRST)."""
     root = tmp_path_factory.mktemp("prov-vars")
     lake = Settings(lake=str(root / "lake"))
-    _batch(lake, FIRST, "first")
+    maintain_batch(lake, FIRST, "first")
     return root / "lake"
-
-
-_copies = iter(range(10**6))
-
-
-def _copy(template: Path, tmp_path: Path) -> Settings:
-    target = tmp_path / f"copy-{next(_copies)}" / "lake"
-    shutil.copytree(template, target)
-    return Settings(lake=str(target))
 
 
 def _committed_entries(lake: Settings) -> set[tuple[str, str, str]]:
@@ -122,12 +86,12 @@ def _exact_entries(lake: Settings) -> set[tuple[str, str, str]]:
 def test_the_kept_index_covers_the_rows_and_a_rebuild_lists_exactly_them(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         batches: list) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     assert _committed_entries(lake) == _exact_entries(lake)  # the first batch built it
     for number, (records, compact) in enumerate(batches):
         monkeypatch.setattr(batch_module, "should_compact", lambda *_, c=compact: c)
         before = committed_batch(lake)
-        _batch(lake, records, f"batch-{number}")
+        maintain_batch(lake, records, f"batch-{number}")
         kept, exact = _committed_entries(lake), _exact_entries(lake)
         assert exact <= kept  # no row a deletion can touch is missed
         if compact and committed_batch(lake) > before:  # a batch ran and rewrote the
@@ -141,7 +105,7 @@ def test_the_kept_index_covers_the_rows_and_a_rebuild_lists_exactly_them(
                                  & (frame.iloc[:, 1].astype(str) == two)]
                     assert all(var not in names_of(p) for p in rows["provenance"]
                                if p is not None)
-    rebuilt = _copy(Path(lake.lake), tmp_path)
+    rebuilt = copy_lake(Path(lake.lake), tmp_path)
     rebuild(rebuilt, 0)
     table = read_table(rebuilt, PROV_INDEX_TABLE)
     assert set(zip(table["var"], table["key1"], table["key2"], strict=True)) == \
@@ -157,10 +121,10 @@ def _answers(reading: LakeProvenance, deleted: set[str]) -> dict[str, list]:
 def test_answers_through_the_index_equal_answers_from_the_views_read_whole(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: list,
         data: st.DataObject) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     for number, (records, compact) in enumerate(batches):
         monkeypatch.setattr(batch_module, "should_compact", lambda *_, c=compact: c)
-        _batch(lake, records, f"batch-{number}")
+        maintain_batch(lake, records, f"batch-{number}")
     whole = LakeProvenance(lake)
     for view in VIEWS:
         if table_exists(lake, view):
@@ -200,7 +164,7 @@ def _forget_index(lake: Settings) -> None:
 
 def test_an_older_lake_without_the_index_answers_and_its_next_batch_builds_it(
         template: Path, tmp_path: Path) -> None:
-    lake = _copy(template, tmp_path)
+    lake = copy_lake(template, tmp_path)
     expected = LakeProvenance(lake)
     live = sorted({var for _, var, _ in expected._live_rows()})
     answers = {var: expected.what_if({var}) for var in live}
@@ -209,7 +173,7 @@ def test_an_older_lake_without_the_index_answers_and_its_next_batch_builds_it(
     assert older._index_version() is None
     assert {var: older.what_if({var}) for var in live} == answers
     assert older._read_whole("reachable") is not None  # answered from the views read whole
-    _batch(lake, [{"op": "delete", "relation": "link", "src": "c", "dst": "d"}], "cut")
+    maintain_batch(lake, [{"op": "delete", "relation": "link", "src": "c", "dst": "d"}], "cut")
     assert index_version(lake, LakeProvenance(lake).batch) is not None
     assert _committed_entries(lake) == _exact_entries(lake)
 
@@ -219,8 +183,8 @@ def test_a_batch_killed_after_the_index_reruns_to_the_same_index(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
     cut = [{"op": "delete", "relation": "link", "src": "a", "dst": "b"},
            {"op": "insert", "relation": "link", "src": "d", "dst": "a", "cost": 1.0}]
-    clean, crashed = _copy(template, tmp_path), _copy(template, tmp_path)
-    _batch(clean, cut, "cut")
+    clean, crashed = copy_lake(template, tmp_path), copy_lake(template, tmp_path)
+    maintain_batch(clean, cut, "cut")
     path = Path(crashed.lake).parent / "cut.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in cut))
     ingest_files(crashed, [path])
