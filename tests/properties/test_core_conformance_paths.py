@@ -14,12 +14,11 @@ where one link key holds instances with two costs at once. The core must be buil
 from __future__ import annotations
 
 import pytest
-from core_pairs import agree, final, pair
+from core_pairs import agree, final, pair, run_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import check_views, interpret, network_programs
 
-from aspen.baselines import scratch
 from aspen.engine.batch import BaseFact, Batch
 from aspen.runtime.local import LocalRuntime
 
@@ -51,27 +50,8 @@ _batch = st.tuples(st.lists(_insert, max_size=5), st.lists(st.integers(0, 63), m
 @given(batches=st.lists(_batch, min_size=2, max_size=5),
        partitions=st.sampled_from([1, 4, 12]), mode=st.sampled_from(["lazy", "eager"]))
 def test_two_costs_on_one_link_key_on_eight_nodes(batches, partitions, mode):
-    native, reference = pair(VIEWS, partitions, mode)
-    live: dict[str, BaseFact] = {}
-    seq = 0
-    for inserts, deletes in batches:
-        names = sorted(live)
-        dead = frozenset(names[i % len(names)] for i in deletes) if names else frozenset()
-        facts = []
-        for src, dst, cost in inserts:
-            seq += 1
-            facts.append(BaseFact("link", (src, dst, cost), f"v{seq}"))
-        batch = Batch(inserts=tuple(facts), deletes=dead)
-        deltas = native.apply(batch)
-        ref_deltas = reference.apply(batch)
-        for var in dead:
-            del live[var]
-        live.update((f.var, f) for f in facts)
-        agree(native, reference, deltas, ref_deltas, VIEWS, formulas=mode == "eager")
-        expected = scratch.evaluate_all(live.values(), views=VIEWS)
-        for view in VIEWS:
-            assert set(native.view(view)) == expected[view], view
-    final(native, reference, VIEWS)
+    run_instances(VIEWS, partitions, mode, batches,
+                  lambda values, var: BaseFact("link", tuple(values), var))
 
 
 @pytest.mark.parametrize(("first", "then"), [("reference", "native"), ("native", "reference")])

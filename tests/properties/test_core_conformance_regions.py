@@ -16,12 +16,11 @@ they are not skipped.
 from __future__ import annotations
 
 import pytest
-from core_pairs import agree, final, pair
+from core_pairs import agree, final, pair, run_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_workloads import COORDS, check_views, interpret, region_programs
 
-from aspen.baselines import scratch
 from aspen.engine.batch import BaseFact, Batch
 from aspen.runtime.local import LocalRuntime
 
@@ -59,30 +58,13 @@ _batch = st.tuples(st.lists(_fact, max_size=8), st.lists(st.integers(0, 63), max
 @given(batches=st.lists(_batch, min_size=2, max_size=5),
        partitions=st.sampled_from([1, 4, 12]), mode=st.sampled_from(["lazy", "eager"]))
 def test_several_instances_and_positions_of_one_key(batches, partitions, mode):
-    native, reference = pair(VIEWS, partitions, mode)
-    live: dict[str, BaseFact] = {}
-    seq = 0
-    for inserts, deletes in batches:
-        names = sorted(live)
-        dead = frozenset(names[i % len(names)] for i in deletes) if names else frozenset()
-        facts = []
-        for relation, *values in inserts:
-            seq += 1
-            if relation == "sensor":
-                values = [values[0], float(values[1]), float(values[2])]
-            facts.append(BaseFact(relation, tuple(values), f"v{seq}"))
-        batch = Batch(inserts=tuple(facts), deletes=dead)
-        deltas = native.apply(batch)
-        ref_deltas = reference.apply(batch)
-        for var in dead:
-            del live[var]
-        live.update((f.var, f) for f in facts)
-        agree(native, reference, deltas, ref_deltas, VIEWS, formulas=mode == "eager",
-              placement=True)
-        expected = scratch.evaluate_all(live.values(), views=VIEWS)
-        for view in VIEWS:
-            assert set(native.view(view)) == expected[view], view
-    final(native, reference, VIEWS)
+    def fact(values: tuple, var: str) -> BaseFact:
+        relation, *rest = values
+        if relation == "sensor":
+            rest = [rest[0], float(rest[1]), float(rest[2])]
+        return BaseFact(relation, tuple(rest), var)
+
+    run_instances(VIEWS, partitions, mode, batches, fact, placement=True)
 
 
 @pytest.mark.parametrize(("first", "then"), [("reference", "native"), ("native", "reference")])

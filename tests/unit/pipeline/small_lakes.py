@@ -53,6 +53,13 @@ def maintain_batch(lake: Settings, records: list[dict], name: str) -> None:
     maintain_local(lake)
 
 
+def template_lake(root: Path, records: list[dict]) -> Path:
+    """A lake under ``root`` with one committed batch of ``records`` (copied per example)."""
+    lake = Settings(lake=str(root / "lake"))
+    maintain_batch(lake, records, "first")
+    return root / "lake"
+
+
 _copies: Iterator[int] = count()
 
 

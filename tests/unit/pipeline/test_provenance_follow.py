@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from small_lakes import batch_st, copy_lake, first_records, maintain_batch
+from small_lakes import batch_st, copy_lake, first_records, maintain_batch, template_lake
 
 from aspen.catalog import VIEWS
 from aspen.errors import UnknownKeyError
@@ -28,7 +28,6 @@ from aspen.pipeline.provenance_index import DROPPED, ViewRows, net_changes
 from aspen.provenance.bdd import ProvenanceManager
 from aspen.provenance.codec import name_occurrences, read_names
 from aspen.provenance.explain import build_var_index, what_if
-from aspen.settings import Settings
 
 VARS = [f"v{i}" for i in range(6)]
 
@@ -116,10 +115,7 @@ batches_st = st.lists(batch_st,
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small lake with one committed batch (FIRST)."""
-    root = tmp_path_factory.mktemp("follow")
-    lake = Settings(lake=str(root / "lake"))
-    maintain_batch(lake, FIRST, "first")
-    return root / "lake"
+    return template_lake(tmp_path_factory.mktemp("follow"), FIRST)
 
 
 def _same_answers(later: LakeProvenance, fresh: LakeProvenance) -> None:

@@ -17,7 +17,7 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from small_lakes import batch_st, copy_lake, first_records, maintain_batch
+from small_lakes import batch_st, copy_lake, first_records, maintain_batch, template_lake
 
 from aspen.catalog import VIEWS
 from aspen.errors import InjectedCrash
@@ -49,10 +49,7 @@ _SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small lake with one committed batch (FIRST)."""
-    root = tmp_path_factory.mktemp("prov-vars")
-    lake = Settings(lake=str(root / "lake"))
-    maintain_batch(lake, FIRST, "first")
-    return root / "lake"
+    return template_lake(tmp_path_factory.mktemp("prov-vars"), FIRST)
 
 
 def _committed_entries(lake: Settings) -> set[tuple[str, str, str]]:
